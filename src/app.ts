@@ -1,0 +1,51 @@
+import type { Server } from 'node:http';
+import { ensureActiveModel } from './core/models/active-model.js';
+import { closeInterruptedAnswers } from './core/conversations/close-interrupted-answers.js';
+import type { Config } from './core/config/load-config.js';
+import { createDatabase } from './core/db/create-db.js';
+import { migrate } from './core/db/migrate.js';
+import type { Logger } from './core/logger.js';
+import type { AppDeps } from './procedures/context.js';
+import { createApp, listen, type RunningServer } from './server.js';
+
+export interface StartedService extends RunningServer {
+  deps: AppDeps;
+  /** Stops accepting, lets in-flight requests finish (up to SHUTDOWN_TIMEOUT_MS), closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Migrates, opens the database, prepares stored state and serves. Used by main.ts and the tests. */
+export async function startService(config: Config, logger: Logger): Promise<StartedService> {
+  const startedAt = Date.now();
+  const migration = await migrate(config.DATABASE_URL);
+  if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
+  if (migration.modified.length > 0) {
+    logger.warn({ modified: migration.modified }, 'applied migrations were edited after they ran');
+  }
+  const database = await createDatabase(config.DATABASE_URL);
+  const store = { db: database.db, kind: database.kind };
+  await ensureActiveModel(store, config);
+  const closed = await closeInterruptedAnswers(store);
+  if (closed > 0) logger.warn({ closed }, 'closed answers interrupted by an earlier crash');
+
+  const deps: AppDeps = { config, store, logger, startedAt };
+  const running = await listen(createApp(deps), config.PORT, config.HOST);
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await closeServer(running.server, config.SHUTDOWN_TIMEOUT_MS);
+      await database.close();
+    })());
+  return { ...running, deps, stop };
+}
+
+/** Resolves once every connection is gone; past `timeoutMs` the remaining ones are cut. */
+async function closeServer(server: Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => {
+    resolve();
+  }));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}

@@ -1,0 +1,215 @@
+import { z } from 'zod';
+
+// Every setting of CONTRACT §1, read from the environment (and `.env`). Parsers accept the
+// spellings people type in shells ("true", "1", "512kb") and say what they expected otherwise.
+
+const bool = (fallback: boolean) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      if (['true', '1', 'yes', 'on'].includes(value)) return true;
+      if (['false', '0', 'no', 'off'].includes(value)) return false;
+      ctx.addIssue({ code: 'custom', message: 'must be true or false' });
+      return z.NEVER;
+    });
+
+const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
+const number = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      const parsed = Number(value);
+      if (!Number.isFinite(parsed) || parsed < min || parsed > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
+const byteUnits: Record<string, number> = { '': 1, b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+const bytes = (fallback: number) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/.exec(value);
+      const unit = byteUnits[match?.[2] ?? ''];
+      if (!match?.[1] || unit === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be a size such as 1048576, 512kb or 1mb' });
+        return z.NEVER;
+      }
+      return Math.floor(Number(match[1]) * unit);
+    });
+
+const url = (fallback?: string) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((value, ctx) => {
+      const chosen = value === undefined || value === '' ? fallback : value;
+      if (chosen === undefined) return undefined;
+      if (!URL.canParse(chosen) || !/^https?:$/.test(new URL(chosen).protocol)) {
+        ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+        return z.NEVER;
+      }
+      return chosen.replace(/\/+$/, '');
+    });
+
+const text = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((value): string => (value === undefined || value === '' ? fallback : value));
+
+const optionalText = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value) => (value === '' ? undefined : value));
+
+const list = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+export const providerNames = ['openai', 'anthropic', 'ollama'] as const;
+export type ProviderName = (typeof providerNames)[number];
+
+export const envSchema = z
+  .object({
+    NODE_ENV: text('production'),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
+    PORT: int(3000, 0, 65535),
+    HOST: text('127.0.0.1'),
+    ALLOWED_HOSTS: list,
+    DATABASE_URL: z
+      .string()
+      .trim()
+      .default('file:./data/assistant.db')
+      .refine((value) => /^(file:|postgres(ql)?:\/\/)/.test(value), {
+        message: 'must start with file: (SQLite) or postgresql:// (PostgreSQL)',
+      }),
+    REDIS_URL: z
+      .string()
+      .trim()
+      .optional()
+      .refine((value) => value === undefined || value === '' || /^rediss?:\/\//.test(value), {
+        message: 'must start with redis:// or rediss://',
+      })
+      .transform((value) => (value === '' ? undefined : value)),
+
+    AI_MODEL_PROVIDER: z.enum(providerNames).default('ollama'),
+    AI_MODEL_NAME: text('llama3.2'),
+    AI_MODEL_BASE_URL: url(),
+    AI_MODEL_API_KEY: optionalText,
+    OPENAI_BASE_URL: url(),
+    OPENAI_API_KEY: optionalText,
+    OPENAI_MODEL: text('gpt-4o-mini'),
+    ANTHROPIC_BASE_URL: url(),
+    ANTHROPIC_API_KEY: optionalText,
+    ANTHROPIC_MODEL: text('claude-sonnet-4-5'),
+    OLLAMA_BASE_URL: url(),
+    OLLAMA_MODEL: text('llama3.2'),
+    PROVIDER_TIMEOUT_MS: int(60_000, 1),
+    MAX_TOOL_STEPS: int(8, 1, 100),
+    STREAM_RETENTION_MS: int(600_000, 0),
+
+    AUTH_ENABLED: bool(false),
+    OIDC_ISSUER_BASE_URL: url(),
+    OIDC_BASE_URL: url(),
+    OIDC_CLIENT_ID: optionalText,
+    OIDC_CLIENT_SECRET: optionalText,
+    OIDC_SECRET: optionalText,
+    OIDC_AUDIENCE: optionalText,
+    OIDC_ROLES_CLAIM: text('realm_access.roles,resource_access.<client>.roles,roles'),
+
+    MAX_CONVERSATION_HISTORY: int(50, 1, 100_000),
+    DEFAULT_TEMPERATURE: number(0.7, 0, 2),
+    RATE_LIMIT_ENABLED: bool(true),
+    API_RATE_LIMIT: int(100, 1),
+    RATE_LIMIT_CHAT: int(60, 1),
+    RATE_LIMIT_MODELS: int(10, 1),
+    RATE_LIMIT_TERMINAL: int(30, 1),
+    RATE_LIMIT_WORKSPACE: int(20, 1),
+    TRUST_PROXY: text('false'),
+    ALLOWED_ORIGINS: list,
+    AUDIT_LOG_RETENTION_DAYS: int(30, 1),
+
+    ENABLE_WEB_INTERFACE: bool(true),
+    ENABLE_SCHEDULING: bool(true),
+    ENABLE_FILE_OPERATIONS: bool(true),
+    ENABLE_SYSTEM_COMMANDS: bool(false),
+    COMMAND_CONFIRMATION_REQUIRED: bool(true),
+    WORKSPACE_RESTRICTION_ENABLED: bool(true),
+    SANDBOX: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+    SANDBOX_NETWORK: bool(true),
+    WORKSPACE_ALLOWED_ROOTS: list,
+    COMMAND_TIMEOUT_MS: int(30_000, 1),
+    TERMINAL_IDLE_TIMEOUT_MS: int(1_800_000, 1),
+    MAX_TERMINALS_PER_USER: int(5, 1),
+    MAX_STREAMS_PER_USER: int(10, 1),
+    MAX_PENDING_PER_USER: int(50, 1),
+    BODY_LIMIT: bytes(1024 * 1024),
+    MAX_MESSAGE_LENGTH: int(100_000, 1),
+    SHUTDOWN_TIMEOUT_MS: int(10_000, 100, 60_000),
+  })
+  .superRefine((env, ctx) => {
+    if (!env.AUTH_ENABLED) return;
+    for (const key of ['OIDC_ISSUER_BASE_URL', 'OIDC_CLIENT_ID'] as const) {
+      if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when AUTH_ENABLED=true' });
+    }
+    // Token verification (CONTRACT §5) is not built yet: starting with it "enabled" would either
+    // let everyone in or lock everyone out, so refuse plainly instead.
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_ENABLED'],
+      message: 'OIDC authentication is not available in this version yet; set AUTH_ENABLED=false',
+    });
+  });
+
+export type Env = z.output<typeof envSchema>;
+
+/** Variables whose values must never be echoed, not even in a configuration error. */
+export const secretEnvNames: ReadonlySet<string> = new Set([
+  'DATABASE_URL',
+  'REDIS_URL',
+  'AI_MODEL_API_KEY',
+  'OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_SECRET',
+]);

@@ -1,0 +1,71 @@
+import type { Prisma } from '../../generated/sqlite/client.js';
+import { newId } from '../ids.js';
+import type { Store } from '../db/store.js';
+import { countsTowardMessageCount, defaultTitle, type MessageRole } from './conversation-views.js';
+import { getOrCreateCurrentConversation } from './current-conversation.js';
+
+export interface ImportedConversation {
+  messages: { role: MessageRole; content: string }[];
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface SaveConversationInput {
+  title?: string | undefined;
+  conversationData?: ImportedConversation | undefined;
+}
+
+/**
+ * Without conversationData: titles the current conversation (made if none) with `title`, else the
+ * default title, and returns its id. With it: imports a new conversation, which does not become
+ * current (CONTRACT §7).
+ */
+export async function saveConversation(store: Store, userId: string, input: SaveConversationInput): Promise<string> {
+  if (input.conversationData) return importConversation(store, userId, input.title, input.conversationData);
+  const current = await getOrCreateCurrentConversation(store, userId);
+  let title = input.title;
+  if (title === undefined) {
+    const userMessages = await store.db.message.findMany({
+      where: { conversationId: current.id, role: 'user' },
+      orderBy: { seq: 'asc' },
+      take: 1,
+    });
+    title = current.title || defaultTitle(userMessages);
+  }
+  await store.db.conversation.update({ where: { id: current.id }, data: { title, lastModified: new Date() } });
+  return current.id;
+}
+
+async function importConversation(
+  store: Store,
+  userId: string,
+  title: string | undefined,
+  data: ImportedConversation,
+): Promise<string> {
+  const id = newId();
+  const now = new Date();
+  const messages: Prisma.MessageCreateManyInput[] = data.messages.map((message, seq) => ({
+    id: newId(),
+    conversationId: id,
+    seq,
+    role: message.role,
+    content: message.content,
+    createdAt: now,
+  }));
+  // One transaction: an import is stored whole or not at all.
+  await store.db.$transaction([
+    store.db.conversation.create({
+      data: {
+        id,
+        ownerId: userId,
+        title: title ?? defaultTitle(data.messages),
+        metadata: (data.metadata ?? {}) as Prisma.InputJsonObject,
+        messageCount: data.messages.filter((message) => countsTowardMessageCount(message.role)).length,
+        nextSeq: messages.length,
+        createdAt: now,
+        lastModified: now,
+      },
+    }),
+    store.db.message.createMany({ data: messages }),
+  ]);
+  return id;
+}

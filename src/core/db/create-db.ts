@@ -1,0 +1,44 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../../generated/sqlite/client.js';
+import { PrismaClient as PostgresPrismaClient } from '../../generated/postgresql/client.js';
+import type { DatabaseKind } from '../config/load-config.js';
+
+/**
+ * The service's database client. Both generated clients come from one datamodel
+ * (prisma/models.prisma) and expose the same model API, so the SQLite client's type stands for
+ * both; the few provider differences (case-insensitive `contains`) are handled where they occur.
+ */
+export type Db = PrismaClient;
+
+export interface Database {
+  db: Db;
+  kind: DatabaseKind;
+  close(): Promise<void>;
+}
+
+/** Path of the SQLite file named by a `file:` URL, relative to the working directory. */
+export function sqliteFilePath(url: string): string {
+  return resolve(url.replace(/^file:/, '').replace(/\?.*$/, ''));
+}
+
+export async function createDatabase(url: string): Promise<Database> {
+  if (url.startsWith('file:')) {
+    const path = sqliteFilePath(url);
+    mkdirSync(dirname(path), { recursive: true });
+    // better-sqlite3's `timeout` is SQLite's busy timeout: a second process (a migration, a
+    // backup) makes writers wait instead of failing at once.
+    const db = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 5000 }) });
+    // WAL lets readers run beside the writer and keeps every committed transaction across a
+    // crash; NORMAL sync is the documented safe pairing with WAL.
+    await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
+    await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
+    await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
+    return { db, kind: 'sqlite', close: () => db.$disconnect() };
+  }
+  const client = new PostgresPrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
+  const db = client as unknown as Db;
+  return { db, kind: 'postgresql', close: () => client.$disconnect() };
+}

@@ -1,0 +1,26 @@
+import type { Prisma } from '../../generated/sqlite/client.js';
+import type { DatabaseKind } from '../config/load-config.js';
+import type { Db } from './create-db.js';
+
+/** What the domain functions need of storage. */
+export interface Store {
+  db: Db;
+  kind: DatabaseKind;
+}
+
+/**
+ * A case-insensitive substring filter. SQLite's LIKE already folds ASCII case; PostgreSQL needs
+ * `mode: "insensitive"`, which the SQLite client's types do not know, hence the cast.
+ */
+export function containsText(kind: DatabaseKind, text: string): Prisma.StringFilter {
+  return kind === 'postgresql'
+    ? ({ contains: text, mode: 'insensitive' } as Prisma.StringFilter)
+    : { contains: text };
+}
+
+/** A JSON column value as the plain object the API shows (null and non-objects become {}). */
+export function jsonObject(value: Prisma.JsonValue | null | undefined): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}

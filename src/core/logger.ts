@@ -1,0 +1,56 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+// Secrets never reach the logs (CONTRACT §4): known secret fields are censored wherever they
+// appear, and URLs are logged through redactUrl.
+const redactPaths = [
+  'apiKey',
+  '*.apiKey',
+  'token',
+  '*.token',
+  'access_token',
+  '*.access_token',
+  'password',
+  '*.password',
+  'headers.authorization',
+  'headers.cookie',
+  '*.headers.authorization',
+  '*.headers.cookie',
+  'environment',
+  '*.environment',
+];
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: undefined,
+      redact: { paths: redactPaths, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}
+
+const secretQueryKeys = new Set(['apikey', 'access_token', 'token', 'key']);
+
+/** A request URL with the values of secret query parameters replaced. */
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?');
+  if (queryStart < 0) return url;
+  const params = url
+    .slice(queryStart + 1)
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=', 1)[0] ?? '';
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // A malformed name is logged as sent; it cannot be one of the secret keys anyway.
+      }
+      return secretQueryKeys.has(decoded.toLowerCase()) ? `${name}=[redacted]` : pair;
+    });
+  return `${url.slice(0, queryStart)}?${params.join('&')}`;
+}

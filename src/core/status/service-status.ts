@@ -1,0 +1,55 @@
+import { providerNames, type ProviderName } from '../config/env-schema.js';
+import type { Config, DatabaseKind } from '../config/load-config.js';
+import type { Store } from '../db/store.js';
+import { serviceVersion } from '../version.js';
+
+export interface ServiceStatus {
+  status: 'ok' | 'degraded' | 'down';
+  assistant: boolean;
+  timestamp: string;
+  uptime: number;
+  version: string;
+  database: DatabaseKind;
+  providers: Record<ProviderName, { configured: boolean; defaultModel: string }>;
+}
+
+const DATABASE_CHECK_TIMEOUT_MS = 2000;
+
+/** Whether the database answers a trivial query in time; a health check must never hang. */
+async function databaseReachable(store: Store): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, DATABASE_CHECK_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([store.db.$queryRawUnsafe('SELECT 1').then(() => true), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function getServiceStatus(store: Store, config: Config, startedAt: number): Promise<ServiceStatus> {
+  const reachable = await databaseReachable(store);
+  const providers = Object.fromEntries(
+    providerNames.map((name) => {
+      const settings = config.providers[name];
+      // Ollama runs locally and needs no key; the hosted ones count as configured when the
+      // server holds a key (callers may still bring their own).
+      const configured = name === 'ollama' || settings.apiKey !== undefined;
+      return [name, { configured, defaultModel: settings.defaultModel }];
+    }),
+  ) as ServiceStatus['providers'];
+  return {
+    status: reachable ? 'ok' : 'down',
+    assistant: true,
+    timestamp: new Date().toISOString(),
+    uptime: Math.floor((Date.now() - startedAt) / 1000),
+    version: serviceVersion,
+    database: store.kind,
+    providers,
+  };
+}

@@ -1,0 +1,47 @@
+import type { User } from '../core/auth/permissions.js';
+import type { AppError } from '../core/errors/app-error.js';
+import type { Config } from '../core/config/load-config.js';
+import type { Store } from '../core/db/store.js';
+import type { Logger } from '../core/logger.js';
+
+/** What every transport shares: built once at start-up. */
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  /** Epoch milliseconds of the start, for `uptime`. */
+  startedAt: number;
+}
+
+/** What one request adds. */
+export interface RequestInfo {
+  requestId: string;
+  ip: string;
+  /** Null when no valid credential came with the request; guards then answer `authFailure`. */
+  user: User | null;
+  authFailure?: AppError;
+}
+
+/**
+ * A procedure's say over the HTTP reply beyond its data (a 503 `down` status, a 202 hold,
+ * Retry-After); the REST bridge applies it, typed RPC clients read the data alone.
+ */
+export interface ResponseControl {
+  status?: number;
+  headers: Record<string, string>;
+}
+
+export interface Context extends AppDeps, RequestInfo {
+  logger: Logger;
+  response: ResponseControl;
+}
+
+/** The context without any transport, so procedures can be called from tests and other bridges. */
+export function createContextInner(deps: AppDeps, request: RequestInfo): Context {
+  return {
+    ...deps,
+    ...request,
+    logger: deps.logger.child({ requestId: request.requestId }),
+    response: { headers: {} },
+  };
+}

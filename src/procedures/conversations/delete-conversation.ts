@@ -1,0 +1,13 @@
+import { deleteConversation } from '../../core/conversations/delete-conversation.js';
+import { requirePermission } from '../guards.js';
+import { successMessageOutput } from '../schemas/common.js';
+import { deleteConversationInput, deleteConversationMeta } from './delete-conversation.types.js';
+
+export const deleteConversationProcedure = requirePermission('conversations:delete')
+  .meta(deleteConversationMeta)
+  .input(deleteConversationInput)
+  .output(successMessageOutput)
+  .mutation(async ({ ctx, input }) => {
+    await deleteConversation(ctx.store, ctx.user.id, input.id);
+    return { success: true, message: 'Conversation deleted' };
+  });

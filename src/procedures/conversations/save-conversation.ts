@@ -1,0 +1,12 @@
+import { saveConversation } from '../../core/conversations/save-conversation.js';
+import { requirePermission } from '../guards.js';
+import { saveConversationInput, saveConversationMeta, saveConversationOutput } from './save-conversation.types.js';
+
+export const saveConversationProcedure = requirePermission('conversations:save')
+  .meta(saveConversationMeta)
+  .input(saveConversationInput)
+  .output(saveConversationOutput)
+  .mutation(async ({ ctx, input }) => ({
+    success: true,
+    conversationId: await saveConversation(ctx.store, ctx.user.id, input),
+  }));

@@ -1,0 +1,19 @@
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { Permission, Role } from '../core/auth/permissions.js';
+
+/** CONTRACT §9's rate-limit groups; `none` for health and documentation. */
+export type RateGroup = 'chat' | 'models' | 'terminal' | 'workspace' | 'general' | 'none';
+
+/**
+ * Every procedure declares its guard decision (CONTRACT §5): public, any valid caller, or
+ * permissions (all required) optionally combined with any-of roles.
+ */
+export type Guard =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'permission'; permissions: readonly Permission[]; anyRole?: readonly Role[] };
+
+export type ProcedureMeta = OpenApiMeta<{
+  guard?: Guard;
+  rateGroup?: RateGroup;
+}>;

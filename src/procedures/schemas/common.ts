@@ -1,0 +1,11 @@
+import { z } from 'zod';
+
+/** A GET or body-less operation: no fields, unknown ones ignored. */
+export const noInput = z.object({});
+
+export const successOutput = z.object({ success: z.boolean() });
+
+export const successMessageOutput = z.object({ success: z.boolean(), message: z.string() });
+
+/** A path or query id. Any string is accepted here: an unknown or malformed id is a 404, not a 400. */
+export const idParam = z.string().max(200);

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { providerNames } from '../../core/config/env-schema.js';
+import type { ProcedureMeta } from '../meta.js';
+
+export const getStatusMeta = {
+  openapi: { method: 'GET', path: '/api/status', tags: ['system'], summary: 'Service health: ok, degraded or down (503)' },
+} satisfies ProcedureMeta;
+
+export const getStatusOutput = z.object({
+  success: z.literal(false).optional(),
+  status: z.enum(['ok', 'degraded', 'down']),
+  assistant: z.boolean(),
+  timestamp: z.string(),
+  uptime: z.number().int(),
+  version: z.string(),
+  database: z.enum(['sqlite', 'postgresql']),
+  providers: z.record(z.enum(providerNames), z.object({ configured: z.boolean(), defaultModel: z.string() })),
+  error: z
+    .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), timestamp: z.string() })
+    .optional(),
+});

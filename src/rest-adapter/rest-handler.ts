@@ -1,0 +1,82 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { AppError } from '../core/errors/app-error.js';
+import type { AppRouter } from '../routers/app-router.js';
+import type { AppDeps, Context } from '../procedures/context.js';
+import { appErrorFrom } from '../procedures/error-mapping.js';
+import { createCallerFactory } from '../procedures/trpc.js';
+import { sendError } from '../http/error-response.js';
+import { createRequestContext } from '../http/request-context.js';
+import { readJsonBody } from './read-body.js';
+import { matchRoute, type Route } from './route-table.js';
+
+/**
+ * Stands in for a body that could not be used. Every REST input is a zod object, which rejects a
+ * symbol, so the procedure runs its guards and then fails validation exactly where a bad field
+ * would; the handler then reports the body's own problem instead of "expected object".
+ */
+const UNREADABLE_BODY = Symbol('unreadable body');
+
+type Caller = Record<string, unknown>;
+
+/**
+ * The REST bridge: the route table (from the procedures' OpenAPI meta) picks a procedure, which
+ * runs through the same caller as every other transport. trpc-to-openapi's own HTTP handler is not
+ * used because its error bodies and its 415 for body-less POSTs cannot be replaced (CONTRACT §2).
+ */
+export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps: AppDeps) {
+  const createCaller = createCallerFactory(appRouter);
+  return async function handleRest(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const url = new URL(req.originalUrl, 'http://localhost');
+    const match = matchRoute(routes, req.method, url.pathname);
+    if (!match) {
+      next();
+      return;
+    }
+    let bodyError: AppError | undefined;
+    let input: unknown;
+    try {
+      if (match.route.method === 'GET' || match.route.method === 'DELETE') {
+        input = { ...queryObject(url.searchParams), ...match.params };
+      } else {
+        const body = await readJsonBody(req, deps.config.BODY_LIMIT);
+        if (body.ok) input = { ...body.value, ...match.params };
+        else {
+          bodyError = body.error;
+          input = UNREADABLE_BODY;
+        }
+      }
+    } catch (error) {
+      sendError(res, appErrorFrom(error));
+      return;
+    }
+
+    const ctx: Context = createRequestContext(deps, req, res);
+    try {
+      const procedure = resolveProcedure(createCaller(ctx) as unknown as Caller, match.route.procedure);
+      const data: unknown = await procedure(input);
+      for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
+      res.status(ctx.response.status ?? 200).json(data);
+    } catch (error) {
+      let appError = appErrorFrom(error);
+      if (bodyError && appError.code === 'INVALID_REQUEST') appError = bodyError;
+      if (appError.status >= 500) ctx.logger.error({ err: error, procedure: match.route.procedure }, 'procedure failed');
+      sendError(res, appError);
+    }
+  };
+}
+
+function resolveProcedure(caller: Caller, dottedPath: string): (input: unknown) => Promise<unknown> {
+  let target: unknown = caller;
+  for (const segment of dottedPath.split('.')) target = (target as Caller)[segment];
+  return target as (input: unknown) => Promise<unknown>;
+}
+
+/** Query parameters as an object: one value → string, repeated → array of strings. */
+function queryObject(params: URLSearchParams): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    result[key] = values.length === 1 ? (values[0] ?? '') : values;
+  }
+  return result;
+}

@@ -1,0 +1,91 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import cors from 'cors';
+import express, { type Express } from 'express';
+import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import { errorHandler, notFound } from './http/not-found.js';
+import { hostGuard } from './http/host-guard.js';
+import { requestLogging } from './http/request-id.js';
+import { createRequestContext } from './http/request-context.js';
+import type { AppDeps } from './procedures/context.js';
+import { docsRouter } from './rest-adapter/docs-page.js';
+import { legacyAliases } from './rest-adapter/legacy-aliases.js';
+import { buildOpenApiDocument } from './rest-adapter/openapi-document.js';
+import { restHandler } from './rest-adapter/rest-handler.js';
+import { buildRouteTable } from './rest-adapter/route-table.js';
+import { appRouter } from './routers/app-router.js';
+
+/** The Express app: guards first, then /trpc, the documentation and the REST bridge. */
+export function createApp(deps: AppDeps): Express {
+  const { config, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
+
+  app.use(requestLogging(logger));
+  app.use(hostGuard(config));
+  // Preflights always answer 204; only ALLOWED_ORIGINS get the allow headers (CONTRACT §2, §8).
+  const allowedOrigins = new Set(config.ALLOWED_ORIGINS);
+  app.use(
+    cors({
+      origin: (origin, callback) => {
+        callback(null, origin !== undefined && allowedOrigins.has(origin));
+      },
+      exposedHeaders: ['X-Request-Id', 'X-Stream-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    }),
+  );
+
+  app.use(
+    '/trpc',
+    createExpressMiddleware({
+      router: appRouter,
+      createContext: ({ req, res }) => createRequestContext(deps, req, res),
+      maxBodySize: config.BODY_LIMIT,
+      onError: ({ error, path }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error, path }, 'procedure failed');
+      },
+    }),
+  );
+
+  const openApiDocument = buildOpenApiDocument(appRouter, legacyAliases);
+  app.get('/api/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
+  app.use(docsRouter());
+
+  app.use(restHandler(appRouter, buildRouteTable(appRouter, legacyAliases), deps));
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/** TRUST_PROXY takes Express's forms: true/false, a hop count, or addresses/subnets. */
+function trustProxySetting(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false' || value === '') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  port: number;
+}
+
+export async function listen(app: Express, port: number, host: string): Promise<RunningServer> {
+  const server = createServer(app);
+  // A slow client must not hold a connection forever; keep-alive stays short behind proxies.
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 120_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { server, port: address.port, url: `http://${shownHost}:${address.port}` };
+}
