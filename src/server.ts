@@ -34,6 +34,11 @@ export function createApp(deps: AppDeps): Express {
       exposedHeaders: ['X-Request-Id', 'X-Stream-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
     }),
   );
+  // cors() passes preflights from other origins on; they still answer 204, without allow headers.
+  app.use((req, res, next) => {
+    if (req.method === 'OPTIONS') res.status(204).end();
+    else next();
+  });
 
   app.use(
     '/trpc',

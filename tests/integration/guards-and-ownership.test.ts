@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { permissionsOf, type Role, type User } from '../../src/core/auth/permissions.js';
+import { createContextInner } from '../../src/procedures/context.js';
+import { appErrorFrom } from '../../src/procedures/error-mapping.js';
+import type { Guard, ProcedureMeta } from '../../src/procedures/meta.js';
+import { createCallerFactory } from '../../src/procedures/trpc.js';
+import { appRouter } from '../../src/routers/app-router.js';
+import { databaseKinds } from '../helpers/databases.js';
+import { startTestService, type TestService } from '../helpers/test-service.js';
+
+// CONTRACT §5's endpoint table for the areas built so far: the guard each procedure must declare.
+const expectedGuards: Record<string, { guard: Guard; rateGroup: string }> = {
+  'system.status': { guard: { kind: 'public' }, rateGroup: 'none' },
+  'system.me': { guard: { kind: 'authenticated' }, rateGroup: 'general' },
+  'context.get': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
+  'context.clear': { guard: { kind: 'permission', permissions: ['chat:clear'] }, rateGroup: 'general' },
+  'conversations.list': { guard: { kind: 'permission', permissions: ['conversations:list'] }, rateGroup: 'general' },
+  'conversations.current': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
+  'conversations.get': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
+  'conversations.load': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
+  'conversations.setCurrent': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
+  'conversations.save': { guard: { kind: 'permission', permissions: ['conversations:save'] }, rateGroup: 'general' },
+  'conversations.rename': { guard: { kind: 'permission', permissions: ['conversations:save'] }, rateGroup: 'general' },
+  'conversations.delete': { guard: { kind: 'permission', permissions: ['conversations:delete'] }, rateGroup: 'general' },
+  'promptOrders.list': { guard: { kind: 'permission', permissions: ['prompt_orders:list'] }, rateGroup: 'general' },
+  'promptOrders.save': { guard: { kind: 'permission', permissions: ['prompt_orders:save'] }, rateGroup: 'general' },
+  'promptOrders.delete': { guard: { kind: 'permission', permissions: ['prompt_orders:save'] }, rateGroup: 'general' },
+};
+
+const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: ProcedureMeta } }>;
+
+describe('guard declarations', () => {
+  it('every procedure of the router declares the guard and rate group the contract gives it', () => {
+    const declared = Object.fromEntries(
+      Object.entries(procedures).map(([path, procedure]) => [
+        path,
+        { guard: procedure._def.meta?.guard, rateGroup: procedure._def.meta?.rateGroup },
+      ]),
+    );
+    expect(declared).toEqual(expectedGuards);
+  });
+
+  it('every procedure is exposed as a REST operation', () => {
+    for (const [path, procedure] of Object.entries(procedures)) {
+      expect(procedure._def.meta?.openapi?.path, path).toMatch(/^\/api\//);
+    }
+  });
+});
+
+function userWith(id: string, roles: Role[]): User {
+  return { id, roles, permissions: new Set(permissionsOf(roles)) };
+}
+
+describe.each(databaseKinds)('callers on %s', (kind) => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService(kind);
+  });
+  afterAll(async () => {
+    await svc[Symbol.asyncDispose]();
+  });
+
+  const callerFor = (user: User | null) =>
+    createCallerFactory(appRouter)(createContextInner(svc.service.deps, { requestId: 'test', ip: '203.0.113.7', user }));
+
+  const codeOf = async (promise: Promise<unknown>) => appErrorFrom(await promise.then(() => null, (error: unknown) => error)).code;
+
+  it("another user's conversation is 404 on every path, and lists stay apart", async () => {
+    const alice = callerFor(userWith('alice', ['User']));
+    const bob = callerFor(userWith('bob', ['User']));
+    const { conversationId } = await alice.conversations.save({
+      title: 'Alice only',
+      conversationData: { messages: [{ role: 'user', content: 'secret plans' }] },
+    });
+    expect(await codeOf(bob.conversations.get({ id: conversationId }))).toBe('NOT_FOUND');
+    expect(await codeOf(bob.conversations.load({ conversationId }))).toBe('NOT_FOUND');
+    expect(await codeOf(bob.conversations.setCurrent({ id: conversationId }))).toBe('NOT_FOUND');
+    expect(await codeOf(bob.conversations.rename({ id: conversationId, title: 'mine' }))).toBe('NOT_FOUND');
+    expect(await codeOf(bob.conversations.delete({ id: conversationId }))).toBe('NOT_FOUND');
+    expect((await bob.conversations.list({ limit: 50, offset: 0, q: 'secret' })).total).toBe(0);
+    expect((await alice.conversations.get({ id: conversationId })).conversation.title).toBe('Alice only');
+
+    const aliceCurrent = (await alice.context.get({})).conversationId;
+    const bobCurrent = (await bob.context.get({})).conversationId;
+    expect(aliceCurrent).not.toBe(bobCurrent);
+    await bob.context.clear({});
+    expect((await alice.context.get({})).conversationId).toBe(aliceCurrent);
+  });
+
+  it('a missing permission is 403 FORBIDDEN, audited with the permission and without running the operation', async () => {
+    const user = callerFor(userWith('plain-user', ['User']));
+    expect(await codeOf(user.promptOrders.save({ order: { name: 'x', sections: [{ type: 'conversation_history' }, { type: 'user_message' }] } }))).toBe(
+      'FORBIDDEN',
+    );
+    expect((await user.promptOrders.list({})).orders).toEqual([]);
+    const entry = await svc.service.deps.store.db.auditEntry.findFirst({ where: { userId: 'plain-user', type: 'access' } });
+    expect(entry).toMatchObject({ ip: '203.0.113.7', details: { action: 'denied', missing: 'prompt_orders:save' }, risk: null });
+  });
+
+  it('the guard runs before validation: a forbidden caller with a bad body still gets 403', async () => {
+    const user = callerFor(userWith('plain-user-2', ['User']));
+    expect(await codeOf(user.promptOrders.save({ order: 'not even an object' } as never))).toBe('FORBIDDEN');
+  });
+
+  it('no caller at all is 401 UNAUTHORIZED with a Bearer challenge; public procedures still answer', async () => {
+    const anonymous = callerFor(null);
+    const error = appErrorFrom(await anonymous.conversations.list({ limit: 1, offset: 0 }).catch((e: unknown) => e));
+    expect(error.code).toBe('UNAUTHORIZED');
+    expect(error.headers['WWW-Authenticate']).toBe('Bearer');
+    expect((await anonymous.system.status({})).status).toBe('ok');
+  });
+});

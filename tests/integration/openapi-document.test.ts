@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/test-service.js';
+
+// The OpenAPI document must list exactly the REST paths of the areas built so far, as the
+// specification's and the contract's tables name them. Each later area adds its rows here.
+const expectedOperations = [
+  // interface-spec.md "Chat and assistant" (the non-chat rows)
+  'GET /api/status',
+  'GET /api/context',
+  'POST /api/context/clear',
+  // interface-spec.md "Conversations"
+  'GET /api/conversations',
+  'POST /api/conversation/save',
+  'GET /api/conversation/{id}',
+  'DELETE /api/conversation/{id}',
+  'POST /api/conversation/{id}/set-current',
+  'GET /api/conversation/current',
+  // interface-spec.md "Alternative paths" (conversation rows)
+  'POST /api/conversations/save',
+  'POST /api/conversations/load',
+  'DELETE /api/conversations/{id}',
+  // CONTRACT §7 rename, §5 auth/me
+  'POST /api/conversation/{id}/rename',
+  'GET /api/auth/me',
+  // interface-spec.md "Prompt orders and audit" (prompt-order rows)
+  'GET /api/prompt-orders',
+  'POST /api/prompt-orders',
+  'DELETE /api/prompt-orders/{orderId}',
+];
+
+describe('OpenAPI document and docs page', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService('sqlite');
+  });
+  afterAll(async () => {
+    await svc[Symbol.asyncDispose]();
+  });
+
+  it('is OpenAPI 3 and lists exactly the expected method + path pairs', async () => {
+    const res = await svc.request('GET', '/api/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    const operations = Object.entries(res.body.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual([...expectedOperations].sort());
+  });
+
+  it('documents request schemas and the contract error envelope', async () => {
+    const { body } = await svc.request('GET', '/api/openapi.json');
+    const save = body.paths['/api/conversation/save'].post;
+    expect(save.requestBody.content['application/json'].schema.properties).toHaveProperty('conversationData');
+    expect(body.components.schemas.ErrorEnvelope.properties.error.required).toEqual(['code', 'message', 'details', 'timestamp']);
+    const ids = new Set<string>();
+    for (const item of Object.values(body.paths as Record<string, Record<string, { operationId: string }>>)) {
+      for (const operation of Object.values(item)) {
+        expect(ids.has(operation.operationId)).toBe(false);
+        ids.add(operation.operationId);
+      }
+    }
+  });
+
+  it('every documented path is served by a procedure (none answers the 404 of an unknown route)', async () => {
+    const { body } = await svc.request('GET', '/api/openapi.json');
+    for (const [path, item] of Object.entries(body.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(item)) {
+        const concrete = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+        const res = await svc.request(method.toUpperCase(), concrete, method === 'get' || method === 'delete' ? {} : { json: {} });
+        expect({ path, method, message: res.body?.error?.message }).not.toEqual({ path, method, message: 'Not found' });
+      }
+    }
+  });
+
+  it('renders /api/docs from locally served assets', async () => {
+    const page = await svc.request('GET', '/api/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.text).toContain('/api/openapi.json');
+    const script = await fetch(`${svc.url}/api/docs/assets/swagger-ui-bundle.js`);
+    expect(script.status).toBe(200);
+    expect((await script.text()).length).toBeGreaterThan(100_000);
+  });
+});
