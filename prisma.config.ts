@@ -11,6 +11,6 @@ export default defineConfig({
   engine: 'js',
   experimental: { adapter: true },
   schema: isPostgres ? 'prisma/postgresql/schema.prisma' : 'prisma/sqlite/schema.prisma',
-  adapter: async () =>
-    isPostgres ? new PrismaPg({ connectionString: url }) : new PrismaBetterSQLite3({ url }),
+  adapter: () =>
+    Promise.resolve(isPostgres ? new PrismaPg({ connectionString: url }) : new PrismaBetterSQLite3({ url })),
 });

@@ -41,11 +41,21 @@ export async function startService(config: Config, logger: Logger): Promise<Star
 
 /** Resolves once every connection is gone; past `timeoutMs` the remaining ones are cut. */
 async function closeServer(server: Server, timeoutMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => {
-    resolve();
-  }));
+  const closed = new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
+  // A keep-alive connection that finishes its request after close() would otherwise sit idle
+  // until its keep-alive timeout, so idle ones are swept until the last has gone.
+  const sweep = setInterval(() => {
+    server.closeIdleConnections();
+  }, 100);
   server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  const deadline = setTimeout(() => {
+    server.closeAllConnections();
+  }, timeoutMs);
   await closed;
-  clearTimeout(timer);
+  clearInterval(sweep);
+  clearTimeout(deadline);
 }

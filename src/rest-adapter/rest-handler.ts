@@ -52,7 +52,7 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
 
     const ctx: Context = createRequestContext(deps, req, res);
     try {
-      const procedure = resolveProcedure(createCaller(ctx) as unknown as Caller, match.route.procedure);
+      const procedure = resolveProcedure(createCaller(ctx), match.route.procedure);
       const data: unknown = await procedure(input);
       for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
       res.status(ctx.response.status ?? 200).json(data);
@@ -65,7 +65,7 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
   };
 }
 
-function resolveProcedure(caller: Caller, dottedPath: string): (input: unknown) => Promise<unknown> {
+function resolveProcedure(caller: object, dottedPath: string): (input: unknown) => Promise<unknown> {
   let target: unknown = caller;
   for (const segment of dottedPath.split('.')) target = (target as Caller)[segment];
   return target as (input: unknown) => Promise<unknown>;

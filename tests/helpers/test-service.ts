@@ -73,7 +73,7 @@ export async function request(
   }
   const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
   const text = await response.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -27,7 +27,7 @@ const expectedGuards: Record<string, { guard: Guard; rateGroup: string }> = {
   'promptOrders.delete': { guard: { kind: 'permission', permissions: ['prompt_orders:save'] }, rateGroup: 'general' },
 };
 
-const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: ProcedureMeta } }>;
+const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
 
 describe('guard declarations', () => {
   it('every procedure of the router declares the guard and rate group the contract gives it', () => {

@@ -84,7 +84,7 @@ describe.each(databaseKinds)('HTTP contract on %s', (kind) => {
       headers: { 'content-type': 'application/json' },
       body: stream,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(res.status).toBe(413);
   });
 

@@ -1,4 +1,4 @@
-import type { Conversation, Message, Prisma } from '../../generated/sqlite/client.js';
+import type { Conversation, Message } from '../../generated/sqlite/client.js';
 import { jsonObject } from '../db/store.js';
 
 export const messageRoles = ['user', 'assistant', 'system', 'tool'] as const;
@@ -40,7 +40,7 @@ export function toMessageView(row: Message): MessageView {
     role: row.role as MessageRole,
     content: row.content,
     createdAt: row.createdAt.toISOString(),
-    ...(Array.isArray(row.toolCalls) ? { toolCalls: row.toolCalls as Prisma.JsonArray } : {}),
+    ...(Array.isArray(row.toolCalls) ? { toolCalls: row.toolCalls } : {}),
     ...(row.model !== null ? { model: row.model } : {}),
     ...(row.provider !== null ? { provider: row.provider } : {}),
     ...(row.finishReason !== null ? { finishReason: row.finishReason } : {}),
@@ -49,12 +49,16 @@ export function toMessageView(row: Message): MessageView {
 }
 
 const TITLE_LENGTH = 60;
+// Counting grapheme clusters keeps an emoji or an accented letter whole at the cut.
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** The default title: the first line of the first user message, at most 60 characters (CONTRACT §3). */
 export function defaultTitle(messages: readonly { role: string; content: string }[]): string {
   const first = messages.find((message) => message.role === 'user');
   const line = first?.content.trim().split('\n', 1)[0]?.trim() ?? '';
-  return [...line].slice(0, TITLE_LENGTH).join('');
+  return Array.from(graphemes.segment(line), (part) => part.segment)
+    .slice(0, TITLE_LENGTH)
+    .join('');
 }
 
 /** messageCount counts user and assistant messages only (CONTRACT §3). */

@@ -10,17 +10,14 @@ export interface Store {
 
 /**
  * A case-insensitive substring filter. SQLite's LIKE already folds ASCII case; PostgreSQL needs
- * `mode: "insensitive"`, which the SQLite client's types do not know, hence the cast.
+ * `mode: "insensitive"`, which the SQLite client's types (standing for both) do not declare.
  */
 export function containsText(kind: DatabaseKind, text: string): Prisma.StringFilter {
-  return kind === 'postgresql'
-    ? ({ contains: text, mode: 'insensitive' } as Prisma.StringFilter)
-    : { contains: text };
+  const insensitive = { contains: text, mode: 'insensitive' };
+  return kind === 'postgresql' ? insensitive : { contains: text };
 }
 
 /** A JSON column value as the plain object the API shows (null and non-objects become {}). */
 export function jsonObject(value: Prisma.JsonValue | null | undefined): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
 }

@@ -1,0 +1,99 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/core/config/load-config.js';
+
+describe('loadConfig', () => {
+  it('gives CONTRACT §1 defaults for an empty environment', () => {
+    const config = loadConfig({}, null);
+    expect(config).toMatchObject({
+      PORT: 3000,
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'file:./data/assistant.db',
+      databaseKind: 'sqlite',
+      AI_MODEL_PROVIDER: 'ollama',
+      AI_MODEL_NAME: 'llama3.2',
+      PROVIDER_TIMEOUT_MS: 60_000,
+      MAX_TOOL_STEPS: 8,
+      AUTH_ENABLED: false,
+      MAX_CONVERSATION_HISTORY: 50,
+      DEFAULT_TEMPERATURE: 0.7,
+      RATE_LIMIT_ENABLED: true,
+      API_RATE_LIMIT: 100,
+      RATE_LIMIT_CHAT: 60,
+      RATE_LIMIT_MODELS: 10,
+      RATE_LIMIT_TERMINAL: 30,
+      RATE_LIMIT_WORKSPACE: 20,
+      ENABLE_SYSTEM_COMMANDS: false,
+      COMMAND_CONFIRMATION_REQUIRED: true,
+      SANDBOX: 'auto',
+      BODY_LIMIT: 1024 * 1024,
+      MAX_MESSAGE_LENGTH: 100_000,
+      MAX_TERMINALS_PER_USER: 5,
+      MAX_STREAMS_PER_USER: 10,
+      MAX_PENDING_PER_USER: 50,
+      ALLOWED_ORIGINS: [],
+    });
+    expect(config.providers.openai).toEqual({ baseUrl: 'https://api.openai.com/v1', apiKey: undefined, defaultModel: 'gpt-4o-mini' });
+    expect(config.providers.ollama.baseUrl).toBe('http://127.0.0.1:11434');
+  });
+
+  it('parses the spellings people use', () => {
+    const config = loadConfig(
+      { RATE_LIMIT_ENABLED: 'no', ENABLE_SYSTEM_COMMANDS: 'TRUE', BODY_LIMIT: '512kb', ALLOWED_ORIGINS: ' http://a , http://b ,', DATABASE_URL: 'postgresql://u@h/db' },
+      null,
+    );
+    expect(config.RATE_LIMIT_ENABLED).toBe(false);
+    expect(config.ENABLE_SYSTEM_COMMANDS).toBe(true);
+    expect(config.BODY_LIMIT).toBe(512 * 1024);
+    expect(config.ALLOWED_ORIGINS).toEqual(['http://a', 'http://b']);
+    expect(config.databaseKind).toBe('postgresql');
+  });
+
+  it('lets the provider-specific variables win over AI_MODEL_* for the default provider', () => {
+    const viaDefault = loadConfig({ AI_MODEL_PROVIDER: 'openai', AI_MODEL_BASE_URL: 'http://127.0.0.1:9/v1/', AI_MODEL_API_KEY: 'k1' }, null);
+    expect(viaDefault.providers.openai).toMatchObject({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k1' });
+    expect(viaDefault.providers.anthropic.apiKey).toBeUndefined();
+    const specific = loadConfig(
+      { AI_MODEL_PROVIDER: 'openai', AI_MODEL_API_KEY: 'k1', OPENAI_API_KEY: 'k2', OPENAI_BASE_URL: 'http://10.0.0.1/v1' },
+      null,
+    );
+    expect(specific.providers.openai).toMatchObject({ baseUrl: 'http://10.0.0.1/v1', apiKey: 'k2' });
+  });
+
+  it.each([
+    ['PORT', '70000', /^Invalid configuration: PORT must be a whole number from 0 to 65535 \(got "70000"\)$/],
+    ['AUTH_ENABLED', 'maybe', /^Invalid configuration: AUTH_ENABLED must be true or false/],
+    ['DATABASE_URL', 'mysql://x', /^Invalid configuration: DATABASE_URL must start with file:/],
+    ['AI_MODEL_PROVIDER', 'gemini', /^Invalid configuration: AI_MODEL_PROVIDER /],
+    ['OLLAMA_BASE_URL', 'ftp://x', /^Invalid configuration: OLLAMA_BASE_URL must be an http\(s\) URL/],
+    ['BODY_LIMIT', 'huge', /^Invalid configuration: BODY_LIMIT must be a size/],
+    ['DEFAULT_TEMPERATURE', '3', /^Invalid configuration: DEFAULT_TEMPERATURE must be a number from 0 to 2/],
+    ['SANDBOX', 'docker', /^Invalid configuration: SANDBOX /],
+  ])('refuses a bad %s with one line naming it', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value }, null)).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value }, null)).toThrow(message);
+  });
+
+  it('never echoes the value of a secret variable', () => {
+    expect(() => loadConfig({ REDIS_URL: 'http://user:s3cret@host' }, null)).toThrow(/^Invalid configuration: REDIS_URL must start with redis:\/\/ or rediss:\/\/$/);
+  });
+
+  it('requires the OIDC settings and refuses AUTH_ENABLED until token verification exists', () => {
+    expect(() => loadConfig({ AUTH_ENABLED: 'true' }, null)).toThrow(/OIDC_ISSUER_BASE_URL is required when AUTH_ENABLED=true/);
+    expect(() =>
+      loadConfig({ AUTH_ENABLED: 'true', OIDC_ISSUER_BASE_URL: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'c' }, null),
+    ).toThrow(/AUTH_ENABLED OIDC authentication is not available/);
+  });
+
+  it('reads .env, with the real environment winning', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'config-'));
+    const path = join(folder, '.env');
+    writeFileSync(path, 'PORT=4100\nAI_MODEL_NAME=from-dotenv\n# a comment\n');
+    const config = loadConfig({ PORT: '4200' }, path);
+    expect(config.PORT).toBe(4200);
+    expect(config.AI_MODEL_NAME).toBe('from-dotenv');
+    expect(loadConfig({}, join(folder, 'missing.env')).PORT).toBe(3000);
+  });
+});

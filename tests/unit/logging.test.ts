@@ -1,0 +1,29 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, redactUrl } from '../../src/core/logger.js';
+
+describe('secrets in logs', () => {
+  it('redacts apiKey and access_token query values, whatever their case', () => {
+    expect(redactUrl('/api/openai/models?apiKey=sk-123&x=1')).toBe('/api/openai/models?apiKey=[redacted]&x=1');
+    expect(redactUrl('/api/streams/1?ACCESS_TOKEN=eyJ&after=3')).toBe('/api/streams/1?ACCESS_TOKEN=[redacted]&after=3');
+    expect(redactUrl('/api/status')).toBe('/api/status');
+    expect(redactUrl('/x?%E0=1&token=t')).toBe('/x?%E0=1&token=[redacted]');
+  });
+
+  it('censors secret fields in logged objects', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createLogger('info', sink);
+    logger.info({ body: { apiKey: 'sk-live', message: 'hi' }, req: { headers: { authorization: 'Bearer abc' } }, environment: { A: 'b' } }, 'x');
+    const text = lines.join('');
+    expect(text).not.toContain('sk-live');
+    expect(text).not.toContain('Bearer abc');
+    expect(text).not.toContain('"A":"b"');
+    expect(text).toContain('"message":"hi"');
+  });
+});
