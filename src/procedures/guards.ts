@@ -3,10 +3,12 @@ import { holdsRole } from '../core/auth/permissions.js';
 import { recordAudit } from '../core/audit/record-audit.js';
 import { AppError } from '../core/errors/app-error.js';
 import type { Guard, RateGroup } from './meta.js';
+import { rejectNulCharacters } from './input-hygiene.js';
 import { middleware, rootProcedure } from './trpc.js';
 
 // Guards run in the contract's order (CONTRACT §2): authentication (401), then permission (403
-// FORBIDDEN); feature flags, input validation and existence come later in each procedure.
+// FORBIDDEN); feature flags, input validation and existence come later in each procedure. The
+// NUL check is the first step of input validation, so it follows the guards.
 
 const authenticated = middleware(async function requireCaller({ ctx, next }) {
   if (!ctx.user) {
@@ -44,11 +46,13 @@ const authorizedFor = (guard: Guard) =>
   });
 
 /** No credential needed: health and documentation. */
-export const publicProcedure = rootProcedure.meta({ guard: { kind: 'public' }, rateGroup: 'none' });
+export const publicProcedure = rootProcedure
+  .meta({ guard: { kind: 'public' }, rateGroup: 'none' })
+  .use(rejectNulCharacters);
 
 /** Any valid caller. */
 export function requireAuthenticated(rateGroup: RateGroup = 'general') {
-  return rootProcedure.meta({ guard: { kind: 'authenticated' }, rateGroup }).use(authenticated);
+  return rootProcedure.meta({ guard: { kind: 'authenticated' }, rateGroup }).use(authenticated).use(rejectNulCharacters);
 }
 
 /** All the given permissions, and optionally one of the given roles (or a role above it). */
@@ -64,5 +68,6 @@ export function requirePermission(
   return rootProcedure
     .meta({ guard, rateGroup: options.rateGroup ?? 'general' })
     .use(authenticated)
-    .use(authorizedFor(guard));
+    .use(authorizedFor(guard))
+    .use(rejectNulCharacters);
 }

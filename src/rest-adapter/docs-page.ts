@@ -1,8 +1,11 @@
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import express, { type Router } from 'express';
-import swaggerUiDist from 'swagger-ui-dist';
 
 // Swagger UI is served from the installed package: the service must render its documentation
-// without reaching any CDN.
+// without reaching any CDN. Only its folder is resolved; importing the package would load its
+// whole browser bundle into the server at start-up.
+const assetsFolder = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const page = `<!doctype html>
 <html lang="en">
 <head>
@@ -25,6 +28,6 @@ export function docsRouter(): Router {
   docs.get('/api/docs', (_req, res) => {
     res.type('html').send(page);
   });
-  docs.use('/api/docs/assets', express.static(swaggerUiDist.getAbsoluteFSPath(), { index: false, fallthrough: true }));
+  docs.use('/api/docs/assets', express.static(assetsFolder, { index: false }));
   return docs;
 }

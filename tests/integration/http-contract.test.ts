@@ -162,3 +162,20 @@ describe('CORS for allowed origins', () => {
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
+
+describe.each(databaseKinds)('NUL characters on %s', (kind) => {
+  it('are refused with 400 wherever they hide, and nothing is stored', async () => {
+    await using svc = await startTestService(kind);
+    const bodies = [
+      { title: 'a\u0000b' },
+      { conversationData: { messages: [{ role: 'user', content: 'x\u0000' }] } },
+      { conversationData: { messages: [{ role: 'user', content: 'x' }], metadata: { deep: ['ok', { 'k\u0000': 1 }] } } },
+    ];
+    for (const json of bodies) {
+      const error = expectEnvelope(await svc.request('POST', '/api/conversation/save', { json }), 400, 'INVALID_REQUEST');
+      expect((error.details.issues as { message: string }[])[0]?.message).toMatch(/NUL/);
+    }
+    expectEnvelope(await svc.request('GET', '/api/conversations?q=%00'), 400, 'INVALID_REQUEST');
+    expect((await svc.request('GET', '/api/conversations')).body.total).toBe(0);
+  });
+});
