@@ -3,12 +3,12 @@ import { holdsRole } from '../core/auth/permissions.js';
 import { recordAudit } from '../core/audit/record-audit.js';
 import { AppError } from '../core/errors/app-error.js';
 import type { Guard, RateGroup } from './meta.js';
-import { rejectNulCharacters } from './input-hygiene.js';
+import { rejectUnstorableInput } from './input-hygiene.js';
 import { middleware, rootProcedure } from './trpc.js';
 
 // Guards run in the contract's order (CONTRACT §2): authentication (401), then permission (403
 // FORBIDDEN); feature flags, input validation and existence come later in each procedure. The
-// NUL check is the first step of input validation, so it follows the guards.
+// unstorable-input check is the first step of input validation, so it follows the guards.
 
 const authenticated = middleware(async function requireCaller({ ctx, next }) {
   if (!ctx.user) {
@@ -48,11 +48,11 @@ const authorizedFor = (guard: Guard) =>
 /** No credential needed: health and documentation. */
 export const publicProcedure = rootProcedure
   .meta({ guard: { kind: 'public' }, rateGroup: 'none' })
-  .use(rejectNulCharacters);
+  .use(rejectUnstorableInput);
 
 /** Any valid caller. */
 export function requireAuthenticated(rateGroup: RateGroup = 'general') {
-  return rootProcedure.meta({ guard: { kind: 'authenticated' }, rateGroup }).use(authenticated).use(rejectNulCharacters);
+  return rootProcedure.meta({ guard: { kind: 'authenticated' }, rateGroup }).use(authenticated).use(rejectUnstorableInput);
 }
 
 /** All the given permissions, and optionally one of the given roles (or a role above it). */
@@ -69,5 +69,5 @@ export function requirePermission(
     .meta({ guard, rateGroup: options.rateGroup ?? 'general' })
     .use(authenticated)
     .use(authorizedFor(guard))
-    .use(rejectNulCharacters);
+    .use(rejectUnstorableInput);
 }

@@ -163,8 +163,8 @@ describe('CORS for allowed origins', () => {
   });
 });
 
-describe.each(databaseKinds)('NUL characters on %s', (kind) => {
-  it('are refused with 400 wherever they hide, and nothing is stored', async () => {
+describe.each(databaseKinds)('input PostgreSQL could not store, on %s', (kind) => {
+  it('NUL characters are refused with 400 wherever they hide, and nothing is stored', async () => {
     await using svc = await startTestService(kind);
     const bodies = [
       { title: 'a\u0000b' },
@@ -177,5 +177,17 @@ describe.each(databaseKinds)('NUL characters on %s', (kind) => {
     }
     expectEnvelope(await svc.request('GET', '/api/conversations?q=%00'), 400, 'INVALID_REQUEST');
     expect((await svc.request('GET', '/api/conversations')).body.total).toBe(0);
+  });
+
+  it('lone surrogates and absurd nesting are refused with 400, and the service keeps answering', async () => {
+    await using svc = await startTestService(kind);
+    const surrogate = expectEnvelope(await svc.request('POST', '/api/conversation/save', { body: '{"title":"a\\ud800b"}', headers: { 'content-type': 'application/json' } }), 400, 'INVALID_REQUEST');
+    expect(surrogate.details.issues).toEqual([{ path: ['title'], message: 'must be well-formed Unicode' }]);
+    const paired = await svc.request('POST', '/api/conversation/save', { json: { title: 'emoji 😀 ok' } });
+    expect(paired.status).toBe(200);
+    const deep = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const nested = expectEnvelope(await svc.request('POST', '/api/conversations/load', { body: deep, headers: { 'content-type': 'application/json' } }), 400, 'INVALID_REQUEST');
+    expect(JSON.stringify(nested.details)).toContain('deeper than 64');
+    expect((await svc.request('GET', '/api/status')).status).toBe(200);
   });
 });
