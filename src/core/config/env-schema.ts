@@ -17,35 +17,24 @@ const bool = (fallback: boolean) =>
       return z.NEVER;
     });
 
-const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+const numeric = (fallback: number, min: number, max: number, integer: boolean) =>
   z
     .string()
     .trim()
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value === '') return fallback;
-      const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-      if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
-        ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}` });
+      const parsed = integer && !/^\d+$/.test(value) ? Number.NaN : Number(value);
+      const valid = integer ? Number.isSafeInteger(parsed) : Number.isFinite(parsed);
+      if (!valid || parsed < min || parsed > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a ${integer ? 'whole number' : 'number'} from ${min} to ${max}` });
         return z.NEVER;
       }
       return parsed;
     });
 
-const number = (fallback: number, min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value === '') return fallback;
-      const parsed = Number(value);
-      if (!Number.isFinite(parsed) || parsed < min || parsed > max) {
-        ctx.addIssue({ code: 'custom', message: `must be a number from ${min} to ${max}` });
-        return z.NEVER;
-      }
-      return parsed;
-    });
+const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => numeric(fallback, min, max, true);
+const number = (fallback: number, min: number, max: number) => numeric(fallback, min, max, false);
 
 const byteUnits: Record<string, number> = { '': 1, b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
 
