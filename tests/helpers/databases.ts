@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { describe } from 'vitest';
 
 // Each test gets its own database: a SQLite file in a temporary folder, or a PostgreSQL
 // database created for it on the machine's server and dropped afterwards.
@@ -39,8 +40,17 @@ export const postgresAvailable: boolean = (() => {
   return false;
 })();
 
-/** The database kinds the integration suites run on here. */
-export const databaseKinds: DatabaseKind[] = postgresAvailable ? ['sqlite', 'postgresql'] : ['sqlite'];
+/**
+ * Declares a suite once per database kind. PostgreSQL suites that cannot run here are declared
+ * as skipped, so the runner's summary counts them.
+ */
+export function describeOnDatabases(name: string, body: (kind: DatabaseKind) => void): void {
+  for (const kind of ['sqlite', 'postgresql'] as const) {
+    describe.skipIf(kind === 'postgresql' && !postgresAvailable)(`${name} on ${kind}`, () => {
+      body(kind);
+    });
+  }
+}
 
 export interface TestDatabase {
   kind: DatabaseKind;

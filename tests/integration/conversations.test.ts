@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseKinds } from '../helpers/databases.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeOnDatabases } from '../helpers/databases.js';
 import { expectEnvelope, startTestService, type TestService } from '../helpers/test-service.js';
 
 // CONTRACT §3 and §7: conversations, the current-conversation rules, context, and the alternative paths.
 
 const unknownId = '4b0c5c1e-3f7a-4d2b-9a51-0c6f1e2d3a4b';
 
-describe.each(databaseKinds)('conversations on %s', (kind) => {
+describeOnDatabases('conversations', (kind) => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService(kind);

@@ -2,12 +2,12 @@ import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { sqliteFilePath } from '../../src/core/db/create-db.js';
 import { spawnService } from '../helpers/child-service.js';
-import { createTestDatabase, databaseKinds } from '../helpers/databases.js';
+import { createTestDatabase, describeOnDatabases } from '../helpers/databases.js';
 import { request, startTestService } from '../helpers/test-service.js';
 
 // Stored data survives restarts, and a kill -9 in the middle of writes loses nothing committed.
 
-describe.each(databaseKinds)('restart on %s', (kind) => {
+describeOnDatabases('restart', (kind) => {
   it('keeps conversations, messages and the current conversation across a restart', async () => {
     const database = await createTestDatabase(kind);
     try {

@@ -5,7 +5,7 @@ import { appErrorFrom } from '../../src/procedures/error-mapping.js';
 import type { Guard, ProcedureMeta } from '../../src/procedures/meta.js';
 import { createCallerFactory } from '../../src/procedures/trpc.js';
 import { appRouter } from '../../src/routers/app-router.js';
-import { databaseKinds } from '../helpers/databases.js';
+import { describeOnDatabases } from '../helpers/databases.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
 // CONTRACT §5's endpoint table for the areas built so far: the guard each procedure must declare.
@@ -51,7 +51,7 @@ function userWith(id: string, roles: Role[]): User {
   return { id, roles, permissions: new Set(permissionsOf(roles)) };
 }
 
-describe.each(databaseKinds)('callers on %s', (kind) => {
+describeOnDatabases('callers', (kind) => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService(kind);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseKinds } from '../helpers/databases.js';
+import { describeOnDatabases } from '../helpers/databases.js';
 import { expectEnvelope, startTestService, type TestService } from '../helpers/test-service.js';
 
 // CONTRACT §2 through HTTP: the envelope on every error path, check order, Host guard, body rules.
 
-describe.each(databaseKinds)('HTTP contract on %s', (kind) => {
+describeOnDatabases('HTTP contract', (kind) => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService(kind, { BODY_LIMIT: '64kb' });
@@ -163,7 +163,7 @@ describe('CORS for allowed origins', () => {
   });
 });
 
-describe.each(databaseKinds)('input PostgreSQL could not store, on %s', (kind) => {
+describeOnDatabases('input PostgreSQL could not store', (kind) => {
   it('NUL characters are refused with 400 wherever they hide, and nothing is stored', async () => {
     await using svc = await startTestService(kind);
     const bodies = [

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { sqliteFilePath } from '../../src/core/db/create-db.js';
 import { migrate, readMigrations } from '../../src/core/db/migrate.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, describeOnDatabases, type TestDatabase } from '../helpers/databases.js';
 
 // The start-up migrator applies committed migrations once, keeps Prisma's bookkeeping, and
 // refuses to start over a half-applied migration.
@@ -27,7 +27,7 @@ async function queryRows(database: TestDatabase, sql: string): Promise<Record<st
   }
 }
 
-describe.each(databaseKinds)('migrator on %s', (kind) => {
+describeOnDatabases('migrator', (kind) => {
   it('applies every committed migration once and records it as Prisma does', async () => {
     const database = await createTestDatabase(kind);
     try {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseKinds } from '../helpers/databases.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeOnDatabases } from '../helpers/databases.js';
 import { expectEnvelope, startTestService, type TestService } from '../helpers/test-service.js';
 
 // CONTRACT §7's prompt orders: create, update, default, list, delete, and every section rule.
@@ -11,7 +11,7 @@ const validSections = [
   { type: 'user_message' },
 ];
 
-describe.each(databaseKinds)('prompt orders on %s', (kind) => {
+describeOnDatabases('prompt orders', (kind) => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService(kind);
