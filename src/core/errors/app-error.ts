@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
+
 // One error type for the whole service and one code → HTTP status table (CONTRACT §2), used by
 // the tRPC error formatter, the REST adapter and the SSE/WebSocket error events alike.
 
@@ -73,8 +75,14 @@ export class AppError extends Error {
   }
 }
 
-/** Any thrown value as an AppError; unknown failures become INTERNAL_ERROR with a fixed message. */
+/**
+ * Any thrown value as an AppError: an unreachable database is SERVICE_UNAVAILABLE; other unknown
+ * failures become INTERNAL_ERROR with a fixed message, so no internal detail reaches the client.
+ */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'Database unavailable', { cause: error });
+  }
   return new AppError('INTERNAL_ERROR', 'Internal server error', { cause: error });
 }
