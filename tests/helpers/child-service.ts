@@ -27,6 +27,7 @@ export async function spawnService(env: Record<string, string>): Promise<ChildSe
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // a test that gives up must not leave the process behind
       reject(new Error(`service did not start in time; stderr: ${stderr}`));
     }, 20_000);
     createInterface({ input: child.stdout }).on('line', (line) => {
