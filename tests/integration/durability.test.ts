@@ -1,7 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { sqliteFilePath } from '../../src/core/db/create-db.js';
-import { spawnService } from '../helpers/child-service.js';
+import { spawnService, type ChildService } from '../helpers/child-service.js';
 import { createTestDatabase, describeOnDatabases } from '../helpers/databases.js';
 import { request, startTestService } from '../helpers/test-service.js';
 
@@ -35,8 +35,10 @@ describeOnDatabases('restart', (kind) => {
 describe('kill -9 during writes (SQLite)', () => {
   it('leaves a database that opens with every acknowledged conversation whole', async () => {
     const database = await createTestDatabase('sqlite');
+    let service: ChildService | undefined;
     try {
-      const service = await spawnService({ DATABASE_URL: database.url });
+      service = await spawnService({ DATABASE_URL: database.url });
+      const { url } = service;
       const acknowledged = new Map<string, string[]>();
       let stop = false;
       const writer = async (worker: number) => {
@@ -46,7 +48,7 @@ describe('kill -9 during writes (SQLite)', () => {
             content: `w${worker} r${round} m${index} ${'x'.repeat(200)}`,
           }));
           try {
-            const res = await request(service.url, 'POST', '/api/conversation/save', { json: { conversationData: { messages } } });
+            const res = await request(url, 'POST', '/api/conversation/save', { json: { conversationData: { messages } } });
             if (res.status === 200) acknowledged.set(res.body.conversationId as string, messages.map((m) => m.content));
           } catch {
             return; // the connection died with the process
@@ -77,6 +79,7 @@ describe('kill -9 during writes (SQLite)', () => {
         expect(loaded.body.messages.map((m: { content: string }) => m.content)).toEqual(contents);
       }
     } finally {
+      service?.child.kill('SIGKILL');
       await database.drop();
     }
   });

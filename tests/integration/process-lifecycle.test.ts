@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { spawnService } from '../helpers/child-service.js';
+import { spawnService, type ChildService } from '../helpers/child-service.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { request } from '../helpers/test-service.js';
 
@@ -34,13 +34,15 @@ describe('start-up', () => {
 describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, finishes the request in flight, and exits 0', async () => {
     const database = await createTestDatabase('sqlite');
+    let service: ChildService | undefined;
     try {
-      const service = await spawnService({ DATABASE_URL: database.url });
+      service = await spawnService({ DATABASE_URL: database.url });
+      const { child, url } = service;
       // A request whose body is still arriving is in flight when the signal lands.
       const body = JSON.stringify({ title: 'Saved during shutdown' });
       const inFlight = new Promise<{ status: number; text: string }>((resolve, reject) => {
         const req = httpRequest(
-          `${service.url}/api/conversation/save`,
+          `${url}/api/conversation/save`,
           { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(body.length) } },
           (res) => {
             let text = '';
@@ -53,7 +55,7 @@ describe('graceful shutdown', () => {
         req.on('error', reject);
         req.write(body.slice(0, 5));
         setTimeout(() => {
-          service.child.kill('SIGTERM');
+          child.kill('SIGTERM');
           setTimeout(() => req.end(body.slice(5)), 500);
         }, 200);
       });
@@ -68,6 +70,7 @@ describe('graceful shutdown', () => {
       await expect(request(service.url, 'GET', '/api/status')).rejects.toThrow();
       expect(service.lines.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
     } finally {
+      service?.child.kill('SIGKILL'); // only if a failed assertion left it running
       await database.drop();
     }
   });
