@@ -13,7 +13,11 @@ export type Guard =
   | { kind: 'authenticated' }
   | { kind: 'permission'; permissions: readonly Permission[]; anyRole?: readonly Role[] };
 
+/** Feature flags that switch whole operations off (CONTRACT §1): the answer is then 403 SECURITY_VIOLATION. */
+export type Feature = 'systemCommands';
+
 export type ProcedureMeta = OpenApiMeta<{
   guard?: Guard;
   rateGroup?: RateGroup;
+  feature?: Feature;
 }>;

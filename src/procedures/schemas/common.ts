@@ -9,3 +9,8 @@ export const successMessageOutput = z.object({ success: z.boolean(), message: z.
 
 /** A path or query id. Any string is accepted here: an unknown or malformed id is a 404, not a 400. */
 export const idParam = z.string().max(200);
+
+/** A boolean query flag: `?all=true` from REST (a string), a real boolean from typed clients. */
+export const queryFlag = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+  .transform((value) => value === true || value === 'true' || value === '1');
