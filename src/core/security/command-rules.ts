@@ -1,0 +1,52 @@
+import { archiveRules } from './archive-commands.js';
+import type { Argument, CommandRule, Engine, Scope } from './command-invocation.js';
+import { dataToolRules } from './data-tools.js';
+import { fileChangeRules } from './file-changes.js';
+import { findRules } from './find-command.js';
+import { gitRules } from './git-commands.js';
+import { interpreterRules } from './interpreters.js';
+import { networkRules } from './network-tools.js';
+import { checkRead, checkUnknownArguments } from './path-access.js';
+import { readOnlyRules } from './read-only-commands.js';
+import { shellBuiltinRules, shellBuiltinNames } from './shell-builtins.js';
+import { systemRules } from './system-commands.js';
+import { textProgramRules } from './text-programs.js';
+import { wrapperRules } from './wrappers.js';
+
+const rules: ReadonlyMap<string, CommandRule> = new Map([
+  ...readOnlyRules, ...findRules, ...textProgramRules, ...fileChangeRules, ...archiveRules, ...dataToolRules,
+  ...gitRules, ...wrapperRules, ...interpreterRules, ...networkRules, ...systemRules, ...shellBuiltinRules,
+]);
+
+/**
+ * Anything not listed is medium (CONTRACT §4's default), but its arguments are still looked at:
+ * one that looks like a path outside the workspaces is high, and so is one whose value cannot be
+ * known, since nobody can tell whether it names a file.
+ */
+const unlistedCommand: CommandRule = (invocation) => {
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  checkUnknownArguments(invocation, invocation.args);
+  return undefined;
+};
+
+export function ruleFor(name: string): CommandRule {
+  return rules.get(name) ?? (name.startsWith('mkfs.') ? (rules.get('mkfs') ?? unlistedCommand) : unlistedCommand);
+}
+
+/** Whether a function of this name would shadow something (a listed command or a shell builtin). */
+export function isKnownCommandName(name: string): boolean {
+  return rules.has(name) || shellBuiltinNames.has(name);
+}
+
+/** `$X`, `$(…)`, `$'…'`, `{a,b}`, `/bin/r?`, `~user` as a command name: what runs cannot be known. */
+export function unknownCommandName(engine: Engine, name: Argument, args: readonly Argument[], scope: Scope): void {
+  engine.report('high', `command name cannot be resolved: ${name.text}`);
+  checkUnknownArguments({ engine, scope }, args);
+}
+
+/** `./build.sh`, `scripts/x`: a program from the workspace, run as it is. */
+export function runsScriptByPath(engine: Engine, script: Argument, args: readonly Argument[], scope: Scope): void {
+  engine.report('medium', `runs a script: ${script.text}`);
+  checkRead({ engine, scope }, script);
+  checkUnknownArguments({ engine, scope }, args);
+}

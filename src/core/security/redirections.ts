@@ -1,0 +1,58 @@
+import type { Redirect, Word } from 'mvdan-sh';
+import { mergeEffects, noEffects, type Argument, type Effects, type Scope, type StdinFeed } from './command-invocation.js';
+import { wordEffects, type StatementRunner } from './expansion-walk.js';
+import { checkRead, checkWrite } from './path-access.js';
+import { RedirOp } from './shell-syntax.js';
+import { hereDocText } from './shell-words.js';
+
+interface RedirectWalker extends StatementRunner {
+  argument(word: Word, scope: Scope, remote: boolean): Argument;
+}
+
+const writeOps: ReadonlySet<number> = new Set([
+  RedirOp.write, RedirOp.append, RedirOp.clobber, RedirOp.writeAll, RedirOp.appendAll, RedirOp.readWrite,
+]);
+
+/**
+ * A statement's redirections, in order: targets of output redirections are writes (even
+ * /dev/null makes a command medium), `< file` is a read, descriptor duplication is neither. The
+ * last one aimed at fd 0 decides where the command's stdin comes from.
+ */
+export function applyRedirects(walker: RedirectWalker, redirs: readonly Redirect[], scope: Scope, stdin: StdinFeed): { stdin: StdinFeed; effects: Effects } {
+  let feed = stdin;
+  const effects: Effects[] = [];
+  for (const redirect of redirs) {
+    const found = mergeEffects(wordEffects(walker, redirect.Word, scope, stdin), wordEffects(walker, redirect.Hdoc, scope, stdin));
+    effects.push(found);
+    const fd = redirect.N?.Value ?? null;
+    const toStdin = fd === null || fd === '0';
+    const target = redirect.Word === null ? null : walker.argument(redirect.Word, scope, found.network);
+    if (target === null) continue;
+    const site = { engine: walker.engine, scope };
+    if (writeOps.has(redirect.Op)) {
+      const written = checkWrite(site, target);
+      const network = written.kind === 'path' && written.located.zone === 'network';
+      if (network) effects.push({ ...noEffects, network });
+      if (redirect.Op === RedirOp.readWrite && toStdin) feed = { kind: 'file', argument: target, remote: network };
+    } else if (redirect.Op === RedirOp.dupIn || redirect.Op === RedirOp.dupOut) {
+      // `2>&1`, `>&-`, `<&3` duplicate descriptors; only `>& file` writes a file.
+      if (target.value.kind === 'literal' && /^(\d+-?|-)$/.test(target.value.text)) continue;
+      if (redirect.Op === RedirOp.dupOut) checkWrite(site, target);
+      else checkRead(site, target);
+    } else if (redirect.Op === RedirOp.read) {
+      const read = checkRead(site, target);
+      const network = read.kind === 'path' && read.located.zone === 'network';
+      if (network) effects.push({ ...noEffects, network });
+      if (toStdin) feed = { kind: 'file', argument: target, remote: network };
+    } else if (redirect.Op === RedirOp.hdoc || redirect.Op === RedirOp.dashHdoc) {
+      const text = hereDocText(redirect);
+      if (toStdin) feed = text === null ? { kind: 'dynamic', remote: found.network } : { kind: 'script', text };
+    } else if (redirect.Op === RedirOp.wordHdoc) {
+      const { value } = target;
+      if (toStdin) feed = value.kind === 'literal' ? { kind: 'script', text: `${value.text}\n` } : { kind: 'dynamic', remote: found.network };
+    } else {
+      walker.engine.report('high', `unsupported redirection: ${walker.textOf(redirect)}`);
+    }
+  }
+  return { stdin: feed, effects: mergeEffects(...effects) };
+}

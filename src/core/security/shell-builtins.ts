@@ -1,0 +1,176 @@
+import { copyScope, type CommandRule, type Invocation } from './command-invocation.js';
+import { hasOption, optionValues, parseOptions, textOf } from './command-options.js';
+import { reportHiddenCode, runCodeArgument } from './code-strings.js';
+import { checkRead } from './path-access.js';
+import { checkAssignedName } from './variable-assignments.js';
+
+/** bash's builtins: a function with one of these names changes what later lines mean. */
+export const shellBuiltinNames: ReadonlySet<string> = new Set([
+  'alias', 'bg', 'bind', 'break', 'builtin', 'caller', 'cd', 'command', 'compgen', 'complete', 'compopt', 'continue', 'declare', 'dirs',
+  'disown', 'echo', 'enable', 'eval', 'exec', 'exit', 'export', 'false', 'fc', 'fg', 'getopts', 'hash', 'help', 'history', 'jobs', 'kill',
+  'let', 'local', 'logout', 'mapfile', 'popd', 'printf', 'pushd', 'pwd', 'read', 'readarray', 'readonly', 'return', 'set', 'shift',
+  'shopt', 'source', 'suspend', 'test', 'times', 'trap', 'true', 'type', 'typeset', 'ulimit', 'umask', 'unalias', 'unset', 'wait',
+  '.', ':', '[',
+]);
+
+/**
+ * cd moves the scope's cwd so later paths of the line resolve where the shell will be: the
+ * target's real path (symlinks followed), or unknown for `cd -`, `cd "$x"` or with CDPATH set.
+ */
+const cd: CommandRule = (invocation) => {
+  const { engine, scope } = invocation;
+  const parsed = parseOptions(invocation.args);
+  const [target] = parsed.operands;
+  if (target === undefined) {
+    if (scope.home === null) {
+      scope.cwd = null;
+      return undefined;
+    }
+    const home = { text: '~', value: { kind: 'literal', text: scope.home, glob: -1, brace: false } as const, remote: false };
+    return cd({ ...invocation, args: [home] });
+  }
+  const text = textOf(target);
+  if (text === '-' || (scope.cdpath && text !== null && !/^\.{0,2}\//.test(text))) {
+    engine.report('medium', `changes to a directory not known here: ${target.text}`);
+    scope.cwd = null;
+    return undefined;
+  }
+  const found = checkRead(invocation, target);
+  scope.cwd = found.kind === 'path' && !found.pattern ? found.located.real : null;
+  engine.report('low', 'read-only inspection');
+  return undefined;
+};
+
+const directoryStack: CommandRule = (invocation) => {
+  for (const operand of parseOptions(invocation.args).operands) {
+    if (!/^[+-]\d+$/.test(textOf(operand) ?? '')) checkRead(invocation, operand);
+  }
+  invocation.scope.cwd = null;
+  invocation.engine.report('medium', `changes to a directory not known here: ${invocation.name}`);
+  return undefined;
+};
+
+function assignsNames(invocation: Invocation, names: readonly (string | null)[]): void {
+  for (const name of names) {
+    if (name === null) invocation.engine.report('high', `assigns a variable whose name cannot be resolved: ${invocation.name}`);
+    else checkAssignedName(invocation.engine, invocation.scope, name);
+  }
+}
+
+const read: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'adinNptu' });
+  assignsNames(invocation, [...parsed.operands, ...optionValues(parsed, '-a')].map(textOf));
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+const mapfile: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'dnOsuCc' });
+  assignsNames(invocation, parsed.operands.map(textOf));
+  for (const callback of optionValues(parsed, '-C')) runCodeArgument(invocation, callback, `${invocation.name} -C`);
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+const printf: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args.slice(0, 2), { valued: 'v' });
+  assignsNames(invocation, optionValues(parsed, '-v').map(textOf));
+  invocation.engine.report('low', 'read-only inspection');
+  return undefined;
+};
+
+const getopts: CommandRule = (invocation) => {
+  const name = invocation.args[1];
+  if (name !== undefined) assignsNames(invocation, [textOf(name)]);
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+/** `export`/`declare`/… reached as a plain command (`builtin export X=1`, `command declare …`). */
+const declare: CommandRule = (invocation) => {
+  for (const argument of invocation.args) {
+    const text = textOf(argument);
+    if (text === null) assignsNames(invocation, [null]);
+    else if (!text.startsWith('-') && text.includes('=')) assignsNames(invocation, [text.slice(0, text.indexOf('='))]);
+  }
+  invocation.engine.report('medium', `declares shell variables: ${invocation.name}`);
+  return undefined;
+};
+
+/** An alias changes what later commands of this persistent shell run; its body is analysed now. */
+const alias: CommandRule = (invocation) => {
+  const { engine } = invocation;
+  let defines = false;
+  for (const argument of invocation.args) {
+    const text = textOf(argument);
+    if (text === null) {
+      engine.report('high', `defines an alias that cannot be resolved: ${argument.text}`);
+      continue;
+    }
+    const equals = text.indexOf('=');
+    if (equals < 0) continue;
+    defines = true;
+    engine.report('high', `defines an alias: ${text.slice(0, equals)}`);
+    engine.runScript(text.slice(equals + 1), copyScope(invocation.scope), { kind: 'terminal' });
+  }
+  if (!defines) engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+/** A trap handler runs later, on a signal or at exit; it is high and its code is analysed now. */
+const trap: CommandRule = (invocation) => {
+  const { engine } = invocation;
+  const args = invocation.args.filter((argument) => textOf(argument) !== '--');
+  const [action, ...signals] = args;
+  const actionText = textOf(action);
+  if (action === undefined || signals.length === 0 || actionText === '' || actionText === '-' || /^-[lp]$/.test(actionText ?? '')) {
+    engine.report('medium', `not a known read-only command: ${invocation.name}`);
+    return undefined;
+  }
+  engine.report('high', `sets a trap handler: ${signals.map((signal) => signal.text).join(' ')}`);
+  return runCodeArgument(invocation, action, invocation.name);
+};
+
+const enable: CommandRule = (invocation) => {
+  invocation.engine.report('high', `changes shell builtins: ${invocation.name}`);
+  return undefined;
+};
+
+const hash: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'p' });
+  if (hasOption(parsed, '-p')) invocation.engine.report('high', `changes what a command name runs: ${invocation.name} -p`);
+  else invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+/** Key bindings decide what the interactive shell does with the next keystrokes (`bind -x` runs code). */
+const bind: CommandRule = (invocation) => {
+  const lists = invocation.args.every((argument) => /^-[lpPsSvVX]+$/.test(textOf(argument) ?? ''));
+  if (invocation.args.length > 0 && lists) invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  else invocation.engine.report('high', `changes key bindings: ${invocation.name}`);
+  return undefined;
+};
+
+/** fc -s and fc -e re-run commands from the history, which this analysis cannot see. */
+const fc: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'e' });
+  if (hasOption(parsed, '-l')) invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  else reportHiddenCode(invocation, false, `${invocation.name} (history)`);
+  return undefined;
+};
+
+/** The service turns history expansion off; turning it back on lets `!…` replay words this analysis never saw. */
+const set: CommandRule = (invocation) => {
+  const words = invocation.args.map(textOf);
+  const histexpand = words.some((word, index) => /^-[A-Za-z]*H/.test(word ?? '') || (word === '-o' && words[index + 1] === 'histexpand'));
+  if (histexpand) invocation.engine.report('high', `re-enables history expansion: ${invocation.name}`);
+  else invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+export const shellBuiltinRules: ReadonlyMap<string, CommandRule> = new Map<string, CommandRule>([
+  ['cd', cd], ['pushd', directoryStack], ['popd', directoryStack],
+  ['read', read], ['mapfile', mapfile], ['readarray', mapfile], ['printf', printf], ['getopts', getopts],
+  ['export', declare], ['declare', declare], ['typeset', declare], ['local', declare], ['readonly', declare],
+  ['alias', alias], ['trap', trap], ['enable', enable], ['hash', hash], ['bind', bind], ['fc', fc], ['set', set],
+]);

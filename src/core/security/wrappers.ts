@@ -1,0 +1,218 @@
+import { copyScope, type Argument, type CommandRule, type Effects, type Invocation, type Scope } from './command-invocation.js';
+import { hasOption, optionValues, parseOptions, textOf, type OptionSyntax } from './command-options.js';
+import { reportHiddenCode, runCodeArgument, runStdinProgram } from './code-strings.js';
+import { checkRead, checkWrite } from './path-access.js';
+import { literalValue, plainText } from './shell-words.js';
+import { checkAssignedName } from './variable-assignments.js';
+
+/** Runs what follows a wrapper's options (and `skip` fixed operands such as timeout's DURATION). */
+function runWrapped(invocation: Invocation, args: readonly Argument[], scope: Scope = invocation.scope): Effects | undefined {
+  if (args.length === 0) {
+    invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+    return undefined;
+  }
+  return invocation.engine.runCommand(args, scope, invocation.stdin, invocation.trailingOperands);
+}
+
+function wrapper(syntax: OptionSyntax, skip = 0, noCommand: readonly string[] = []): CommandRule {
+  return (invocation) => {
+    const parsed = parseOptions(invocation.args, { ...syntax, stopAtOperand: true });
+    if (noCommand.length > 0 && hasOption(parsed, ...noCommand)) {
+      invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+      return undefined;
+    }
+    return runWrapped(invocation, invocation.args.slice(parsed.rest + skip));
+  };
+}
+
+/** Leading `NAME=value` words (env, sudo): each is an assignment in the wrapped command's environment. */
+function takeAssignments(invocation: Invocation, args: readonly Argument[]): readonly Argument[] {
+  let index = 0;
+  for (; index < args.length; index += 1) {
+    const text = textOf(args[index]);
+    const match = text === null ? null : /^([^=]+)=(.*)$/s.exec(text);
+    if (match?.[1] === undefined || match[1].startsWith('-')) break;
+    checkAssignedName(invocation.engine, invocation.scope, match[1], literalValue(match[2] ?? ''));
+  }
+  return args.slice(index);
+}
+
+/** `env -C dir`, `sudo -D dir`: the wrapped command runs in another directory. */
+function inDirectory(invocation: Invocation, directory: Argument | undefined): Scope {
+  if (directory === undefined) return invocation.scope;
+  const target = checkRead(invocation, directory);
+  return copyScope(invocation.scope, { cwd: target.kind === 'path' ? target.located.real : null });
+}
+
+const env: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'uCS', valuedLong: ['--unset', '--chdir', '--split-string'], stopAtOperand: true });
+  let rest: readonly Argument[] = invocation.args.slice(parsed.rest);
+  if (textOf(rest[0]) === '-') rest = rest.slice(1);
+  rest = takeAssignments(invocation, rest);
+  const scope = inDirectory(invocation, optionValues(parsed, '-C', '--chdir').at(-1));
+  const [split] = optionValues(parsed, '-S', '--split-string');
+  if (split !== undefined) {
+    const words = [split, ...rest].map((argument) => plainText(argument.value));
+    if (words.some((word) => word === null)) {
+      reportHiddenCode(invocation, split.remote, 'env -S');
+      return undefined;
+    }
+    return invocation.engine.runScript(words.join(' '), scope, invocation.stdin);
+  }
+  return runWrapped(invocation, rest, scope);
+};
+
+const sudo: CommandRule = (invocation) => {
+  const { engine, name } = invocation;
+  engine.report('high', `runs as another user: ${name}`);
+  const parsed = parseOptions(invocation.args, {
+    valued: name === 'doas' ? 'uC' : 'ugpCDrtTUR',
+    valuedLong: ['--user', '--group', '--prompt', '--close-from', '--chdir', '--role', '--type', '--command-timeout', '--other-user', '--chroot', '--host'],
+    stopAtOperand: true,
+  });
+  if (hasOption(parsed, '-e', '--edit')) {
+    for (const file of invocation.args.slice(parsed.rest)) checkWrite(invocation, file);
+    return undefined;
+  }
+  const rest = takeAssignments(invocation, invocation.args.slice(parsed.rest));
+  if (rest.length === 0) {
+    if (hasOption(parsed, '-s', '--shell', '-i', '--login')) return runStdinProgram(invocation, `${name} -s`, true);
+    return undefined;
+  }
+  return runWrapped(invocation, rest, inDirectory(invocation, optionValues(parsed, '-D', '--chdir').at(-1)));
+};
+
+const pkexec: CommandRule = (invocation) => {
+  invocation.engine.report('high', `runs as another user: ${invocation.name}`);
+  const parsed = parseOptions(invocation.args, { valuedLong: ['--user'], stopAtOperand: true });
+  const rest = invocation.args.slice(parsed.rest);
+  return rest.length === 0 ? runStdinProgram(invocation, invocation.name, true) : runWrapped(invocation, rest);
+};
+
+/** su/runuser: `-c CODE` is shell code; `runuser -u user -- cmd` runs cmd; otherwise a login shell. */
+const su: CommandRule = (invocation) => {
+  const { engine, name } = invocation;
+  engine.report('high', `runs as another user: ${name}`);
+  const parsed = parseOptions(invocation.args, {
+    valued: 'cCsgGwu',
+    valuedLong: ['--command', '--session-command', '--shell', '--group', '--supp-group', '--whitelist-environment', '--user'],
+  });
+  const codes = optionValues(parsed, '-c', '-C', '--command', '--session-command');
+  if (codes.length > 0) {
+    for (const code of codes) runCodeArgument(invocation, code, `${name} -c`);
+    return undefined;
+  }
+  if (name === 'runuser' && hasOption(parsed, '-u', '--user')) return runWrapped(invocation, parsed.operands);
+  return runStdinProgram(invocation, name, true);
+};
+
+/** xargs runs its command with operands read at run time: high in itself, and the command is analysed. */
+const xargs: CommandRule = (invocation) => {
+  const { engine, name } = invocation;
+  engine.report('high', `runs another program: ${name}`);
+  const parsed = parseOptions(invocation.args, {
+    valued: 'adEILnPs', attached: 'eil',
+    valuedLong: ['--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'],
+    stopAtOperand: true,
+  });
+  for (const file of optionValues(parsed, '-a', '--arg-file')) checkRead(invocation, file);
+  const command = invocation.args.slice(parsed.rest);
+  const args = command.length > 0 ? command : [{ text: 'echo', value: literalValue('echo'), remote: false }];
+  return engine.runCommand(args, copyScope(invocation.scope), { kind: 'terminal' }, true);
+};
+
+/** watch joins its operands into a line for `sh -c` (unless -x runs them directly). */
+const watch: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'n', attached: 'd', valuedLong: ['--interval'], stopAtOperand: true });
+  const rest = invocation.args.slice(parsed.rest);
+  if (hasOption(parsed, '-x', '--exec')) return runWrapped(invocation, rest);
+  const words = rest.map((argument) => plainText(argument.value));
+  if (words.some((word) => word === null)) {
+    reportHiddenCode(invocation, rest.some((argument) => argument.remote), invocation.name);
+    return undefined;
+  }
+  return invocation.engine.runScript(words.join(' '), copyScope(invocation.scope), invocation.stdin);
+};
+
+const time: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'fo', valuedLong: ['--format', '--output'], stopAtOperand: true });
+  for (const output of optionValues(parsed, '-o', '--output')) checkWrite(invocation, output);
+  return runWrapped(invocation, invocation.args.slice(parsed.rest));
+};
+
+const command: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { stopAtOperand: true });
+  if (hasOption(parsed, '-v', '-V')) {
+    invocation.engine.report('low', 'read-only inspection');
+    return undefined;
+  }
+  return runWrapped(invocation, invocation.args.slice(parsed.rest));
+};
+
+const flock: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'wEc', valuedLong: ['--timeout', '--conflict-exit-code', '--command'], stopAtOperand: true });
+  const [lock, ...rest] = invocation.args.slice(parsed.rest);
+  if (lock !== undefined && !/^\d+$/.test(textOf(lock) ?? '')) checkWrite(invocation, lock);
+  const [code] = optionValues(parsed, '-c', '--command');
+  if (code !== undefined) return runCodeArgument(invocation, code, 'flock -c');
+  return runWrapped(invocation, rest);
+};
+
+const chroot: CommandRule = (invocation) => {
+  invocation.engine.report('high', `changes the root directory: ${invocation.name}`);
+  const parsed = parseOptions(invocation.args, { valuedLong: ['--userspec', '--groups'], stopAtOperand: true });
+  const [root, ...rest] = invocation.args.slice(parsed.rest);
+  if (root !== undefined) checkRead(invocation, root);
+  // Inside the new root no path of this line means what it means here.
+  return runWrapped(invocation, rest, copyScope(invocation.scope, { cwd: null, home: null }));
+};
+
+const script: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, {
+    valued: 'cEIOBTm',
+    valuedLong: ['--command', '--echo', '--log-in', '--log-out', '--log-io', '--log-timing', '--logging-format', '--output-limit'],
+  });
+  for (const log of optionValues(parsed, '-I', '-O', '-B', '-T', '--log-in', '--log-out', '--log-io', '--log-timing')) checkWrite(invocation, log);
+  for (const file of parsed.operands) checkWrite(invocation, file);
+  const [code] = optionValues(parsed, '-c', '--command');
+  if (code !== undefined) return runCodeArgument(invocation, code, 'script -c');
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+const busybox: CommandRule = (invocation) => {
+  const [applet] = invocation.args;
+  if (applet === undefined || (textOf(applet) ?? '').startsWith('-')) {
+    invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+    return undefined;
+  }
+  return invocation.engine.runCommand(invocation.args, invocation.scope, invocation.stdin, invocation.trailingOperands);
+};
+
+const parallel: CommandRule = (invocation) => {
+  invocation.engine.report('high', `runs another program: ${invocation.name}`);
+  return undefined;
+};
+
+export const wrapperRules: ReadonlyMap<string, CommandRule> = new Map<string, CommandRule>([
+  ['env', env],
+  ['sudo', sudo], ['doas', sudo], ['pkexec', pkexec], ['su', su], ['runuser', su],
+  ['xargs', xargs], ['parallel', parallel],
+  ['nohup', wrapper({})],
+  ['setsid', wrapper({})],
+  ['builtin', wrapper({})],
+  ['exec', wrapper({ valued: 'a' })],
+  ['command', command],
+  ['time', time],
+  ['timeout', wrapper({ valued: 'sk', valuedLong: ['--signal', '--kill-after'] }, 1)],
+  ['nice', wrapper({ valued: 'n', valuedLong: ['--adjustment'] })],
+  ['ionice', wrapper({ valued: 'cnpPu', valuedLong: ['--class', '--classdata', '--pid', '--pgid', '--uid'] }, 0, ['-p', '-P', '-u', '--pid', '--pgid', '--uid'])],
+  ['stdbuf', wrapper({ valued: 'ioe', valuedLong: ['--input', '--output', '--error'] })],
+  ['chrt', wrapper({ valued: 'TPD', valuedLong: ['--sched-runtime', '--sched-period', '--sched-deadline'] }, 1, ['-p', '--pid'])],
+  ['taskset', wrapper({}, 1, ['-p', '--pid'])],
+  ['watch', watch],
+  ['flock', flock],
+  ['chroot', chroot],
+  ['script', script],
+  ['busybox', busybox],
+]);
