@@ -7,6 +7,11 @@ import { migrate } from './core/db/migrate.js';
 import type { Logger } from './core/logger.js';
 import type { AppDeps } from './procedures/context.js';
 import { createApp, listen, type RunningServer } from './server.js';
+import { recordAudit } from './core/audit/record-audit.js';
+import type { Store } from './core/db/store.js';
+import { detectSandbox } from './core/sandbox/sandbox-state.js';
+import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
+import { TerminalManager } from './core/terminals/terminal-manager.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -28,15 +33,44 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   const closed = await closeInterruptedAnswers(store);
   if (closed > 0) logger.warn({ closed }, 'closed answers interrupted by an earlier crash');
 
-  const deps: AppDeps = { config, store, logger, startedAt };
+  const sandbox = await detectSandbox(config);
+  if (config.ENABLE_SYSTEM_COMMANDS && sandbox.mode === 'unavailable') {
+    logger.error({ problem: sandbox.problem }, 'system commands are enabled but refused: no working sandbox');
+  }
+  const terminals = createTerminalManager(store, config.TERMINAL_IDLE_TIMEOUT_MS, logger);
+  const jobs = config.ENABLE_SCHEDULING
+    ? startPeriodicJobs(store, logger, { auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS })
+    : null;
+
+  const deps: AppDeps = { config, store, logger, terminals, sandbox, startedAt };
   const running = await listen(createApp(deps), config.PORT, config.HOST);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      // Shells go first: an execute waiting on a command then answers at once instead of
+      // holding the shutdown, and no process outlives the service.
+      terminals.stopAll();
       await closeServer(running.server, config.SHUTDOWN_TIMEOUT_MS);
+      await jobs?.stop();
       await database.close();
     })());
   return { ...running, deps, stop };
+}
+
+function createTerminalManager(store: Store, idleTimeoutMs: number, logger: Logger): TerminalManager {
+  return new TerminalManager({
+    idleTimeoutMs,
+    onIdleEnd: (terminal) => {
+      recordAudit(store, {
+        type: 'terminal',
+        userId: terminal.ownerId,
+        ip: '',
+        details: { action: 'idle_timeout', terminalId: terminal.id },
+      }).catch((error: unknown) => {
+        logger.warn({ err: error, terminalId: terminal.id }, 'audit of an idle terminal failed');
+      });
+    },
+  });
 }
 
 /** Resolves once every connection is gone; past `timeoutMs` the remaining ones are cut. */

@@ -3,12 +3,18 @@ import type { AppError } from '../core/errors/app-error.js';
 import type { Config } from '../core/config/load-config.js';
 import type { Store } from '../core/db/store.js';
 import type { Logger } from '../core/logger.js';
+import type { SandboxState } from '../core/sandbox/sandbox-state.js';
+import type { TerminalManager } from '../core/terminals/terminal-manager.js';
 
 /** What every transport shares: built once at start-up. */
 export interface AppDeps {
   config: Config;
   store: Store;
   logger: Logger;
+  /** This instance's live terminal sessions. */
+  terminals: TerminalManager;
+  /** The sandbox terminal shells run in, decided at start-up. */
+  sandbox: SandboxState;
   /** Epoch milliseconds of the start, for `uptime`. */
   startedAt: number;
 }

@@ -1,8 +1,12 @@
 import { router } from '../procedures/trpc.js';
+import { auditRouter } from './audit.js';
 import { contextRouter } from './context.js';
 import { conversationsRouter } from './conversations.js';
 import { promptOrdersRouter } from './prompt-orders.js';
+import { securityRouter } from './security.js';
 import { systemRouter } from './system.js';
+import { terminalsRouter } from './terminals.js';
+import { workspacesRouter } from './workspaces.js';
 
 /** Every operation of the service; REST, SSE, WebSocket and /trpc are bridges over it. */
 export const appRouter = router({
@@ -10,6 +14,10 @@ export const appRouter = router({
   context: contextRouter,
   conversations: conversationsRouter,
   promptOrders: promptOrdersRouter,
+  workspaces: workspacesRouter,
+  terminals: terminalsRouter,
+  security: securityRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

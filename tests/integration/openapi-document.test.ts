@@ -26,6 +26,28 @@ const expectedOperations = [
   'GET /api/prompt-orders',
   'POST /api/prompt-orders',
   'DELETE /api/prompt-orders/{orderId}',
+  // interface-spec.md "Workspaces"
+  'GET /api/workspaces',
+  'POST /api/workspaces/switch',
+  'POST /api/workspaces/add',
+  'DELETE /api/workspaces/{workspaceId}',
+  'POST /api/workspaces/{workspaceId}/refresh',
+  'POST /api/workspaces/refresh-all',
+  'GET /api/workspaces/{workspaceId}/branches',
+  'POST /api/workspaces/{workspaceId}/switch-branch',
+  // interface-spec.md "Terminals" and CONTRACT §4 (interrupt, the caller's list)
+  'POST /api/terminals',
+  'GET /api/terminals',
+  'GET /api/terminals/{terminalId}',
+  'DELETE /api/terminals/{terminalId}',
+  'POST /api/terminals/{terminalId}/execute',
+  'POST /api/terminals/{terminalId}/interrupt',
+  'GET /api/terminals/{terminalId}/output',
+  // interface-spec.md "Prompt orders and audit" (audit row) and "Security"
+  'GET /api/audit/log',
+  'GET /api/security/audit',
+  'GET /api/security/pending',
+  'POST /api/security/confirm',
 ];
 
 describe('OpenAPI document and docs page', () => {

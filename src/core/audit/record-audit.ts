@@ -14,10 +14,23 @@ export interface AuditEvent {
   risk?: string | null;
 }
 
+let lastTimestamp = 0;
+
+/**
+ * Entries are listed newest first by timestamp, which has millisecond precision: a command held
+ * and confirmed in the same millisecond must still list in order, so this instance never hands
+ * out the same or an earlier timestamp twice.
+ */
+function nextTimestamp(): Date {
+  lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+  return new Date(lastTimestamp);
+}
+
 export async function recordAudit(store: Store, event: AuditEvent): Promise<void> {
   await store.db.auditEntry.create({
     data: {
       id: newId(),
+      timestamp: nextTimestamp(),
       type: event.type,
       userId: event.userId,
       ip: event.ip,

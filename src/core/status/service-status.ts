@@ -1,6 +1,7 @@
 import { providerNames, type ProviderName } from '../config/env-schema.js';
 import type { Config, DatabaseKind } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
+import type { SandboxMode, SandboxState } from '../sandbox/sandbox-state.js';
 import { serviceVersion } from '../version.js';
 
 export interface ServiceStatus {
@@ -11,6 +12,9 @@ export interface ServiceStatus {
   version: string;
   database: DatabaseKind;
   providers: Record<ProviderName, { configured: boolean; defaultModel: string }>;
+  /** The sandbox terminal shells run in (CONTRACT §4); `unavailable` means commands are refused. */
+  sandbox: SandboxMode;
+  systemCommands: boolean;
 }
 
 const DATABASE_CHECK_TIMEOUT_MS = 2000;
@@ -32,7 +36,12 @@ async function databaseReachable(store: Store): Promise<boolean> {
   }
 }
 
-export async function getServiceStatus(store: Store, config: Config, startedAt: number): Promise<ServiceStatus> {
+export async function getServiceStatus(
+  store: Store,
+  config: Config,
+  startedAt: number,
+  sandbox: SandboxState,
+): Promise<ServiceStatus> {
   const reachable = await databaseReachable(store);
   const providers = Object.fromEntries(
     providerNames.map((name) => {
@@ -51,5 +60,7 @@ export async function getServiceStatus(store: Store, config: Config, startedAt: 
     version: serviceVersion,
     database: store.kind,
     providers,
+    sandbox: sandbox.mode,
+    systemCommands: config.ENABLE_SYSTEM_COMMANDS,
   };
 }

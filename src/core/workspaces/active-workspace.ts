@@ -23,3 +23,8 @@ export function toWorkspaceRef(workspace: Workspace): WorkspaceRef {
   const { id, name, path, branch, status } = workspace;
   return { id, name, path, branch, status };
 }
+
+/** The id of the caller's active workspace, for the `active` flag of the workspace objects. */
+export async function findActiveWorkspaceId(store: Store, userId: string): Promise<string | null> {
+  return (await findActiveWorkspace(store, userId))?.id ?? null;
+}

@@ -15,6 +15,8 @@ export const getStatusOutput = z.object({
   version: z.string(),
   database: z.enum(['sqlite', 'postgresql']),
   providers: z.record(z.enum(providerNames), z.object({ configured: z.boolean(), defaultModel: z.string() })),
+  sandbox: z.enum(['bwrap', 'none', 'unavailable']),
+  systemCommands: z.boolean(),
   error: z
     .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), timestamp: z.string() })
     .optional(),

@@ -1,0 +1,12 @@
+import type { Config } from '../config/load-config.js';
+import type { Store } from '../db/store.js';
+import type { SandboxState } from '../sandbox/sandbox-state.js';
+import type { TerminalManager } from '../terminals/terminal-manager.js';
+
+/** What the terminal and command functions need; the service's AppDeps provides it. */
+export interface CommandDeps {
+  store: Store;
+  config: Config;
+  terminals: TerminalManager;
+  sandbox: SandboxState;
+}

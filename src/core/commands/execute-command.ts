@@ -1,0 +1,84 @@
+import { recordAudit } from '../audit/record-audit.js';
+import { AppError } from '../errors/app-error.js';
+import type { RiskVerdict } from '../security/risk-analysis.js';
+import type { RunResult, TerminalSession } from '../terminals/terminal-session.js';
+import { assessCommand } from './assess-command.js';
+import type { Actor } from '../auth/actor.js';
+import type { CommandDeps } from './command-deps.js';
+import { redactCommand } from './command-redaction.js';
+import { holdCommand } from './hold-command.js';
+
+// The command pipeline (CONTRACT §4): risk analysis → refuse (critical) or hold (high, when
+// confirmation is required) → audit → run in the terminal's sandboxed shell. REST execute and
+// confirm, the terminal WebSocket and the chat engine's run_command all come through here.
+
+export type ExecuteOutcome =
+  | (RunResult & { risk: RiskVerdict })
+  | { kind: 'held'; commandId: string; risk: RiskVerdict };
+
+export interface ExecuteOptions {
+  waitForCompletion: boolean;
+  /** Set when a held command is being confirmed: it runs instead of being held again. */
+  confirmation?: { commandId: string; issuedBy: string };
+}
+
+export async function executeCommand(
+  deps: CommandDeps,
+  actor: Actor,
+  terminal: TerminalSession,
+  command: string,
+  options: ExecuteOptions,
+): Promise<ExecuteOutcome> {
+  terminal.reserve();
+  return runReserved(deps, actor, terminal, command, options);
+}
+
+/** The pipeline on a terminal the caller has already reserved; the reservation always ends here. */
+export async function runReserved(
+  deps: CommandDeps,
+  actor: Actor,
+  terminal: TerminalSession,
+  command: string,
+  options: ExecuteOptions,
+): Promise<ExecuteOutcome> {
+  let sent = false;
+  try {
+    const { verdict, workingDirectory } = await assessCommand(deps.store, deps.config, terminal, command);
+    const audit = (action: string, extra: Record<string, unknown> = {}) =>
+      recordAudit(deps.store, {
+        type: 'command',
+        userId: actor.user.id,
+        ip: actor.ip,
+        risk: verdict.level,
+        details: {
+          action,
+          terminalId: terminal.id,
+          command: redactCommand(command),
+          workingDirectory,
+          reasons: verdict.reasons,
+          ...(options.confirmation ?? {}),
+          ...extra,
+        },
+      });
+    if (verdict.level === 'critical') {
+      await audit('refused');
+      throw new AppError('SECURITY_VIOLATION', `Command refused: ${verdict.reasons.join('; ')}`, {
+        details: { risk: verdict.level, reasons: verdict.reasons },
+      });
+    }
+    if (verdict.level === 'high' && deps.config.COMMAND_CONFIRMATION_REQUIRED && !options.confirmation) {
+      const pending = await holdCommand(deps, actor, terminal, command, verdict, workingDirectory);
+      return { kind: 'held', commandId: pending.id, risk: verdict };
+    }
+    // Written before the command starts: a command that crashes the service is still on record.
+    await audit('executed', { waitForCompletion: options.waitForCompletion });
+    sent = true;
+    const result = await terminal.run(command, {
+      timeoutMs: deps.config.COMMAND_TIMEOUT_MS,
+      waitForCompletion: options.waitForCompletion,
+    });
+    return { ...result, risk: verdict };
+  } finally {
+    if (!sent) terminal.release();
+  }
+}

@@ -1,0 +1,278 @@
+import { randomBytes } from 'node:crypto';
+import type { IPty, spawn as spawnPty } from 'node-pty';
+import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
+import { markerSettings, MarkerStream, type Marker } from './marker-stream.js';
+import { commandLineOf, currentDirectoryOf, findDescendant, killSession, readProcessStat } from './process-tree.js';
+import { commandInput } from './shell-input.js';
+import { plainText } from './terminal-output.js';
+
+// One persistent interactive bash on its own PTY. Completion is detected with markers that bash
+// itself prints: PS0 right after it has read a command line, PROMPT_COMMAND (with `$?`) when the
+// command has finished. Echo is off and PS1 empty, so what lies between the two markers is the
+// command's own output. The markers carry a per-session nonce so output cannot collide with them
+// by accident; anything security-relevant (the working directory, whether a program holds the
+// terminal) is read from /proc instead, because a command can print whatever it likes.
+
+export interface ShellLaunch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  cols?: number;
+  rows?: number;
+}
+
+export interface RunOutcome {
+  /** Plain text (ANSI stripped, `\n` endings) of the command's output so far. */
+  output: string;
+  /** Null while the command still runs. */
+  exitCode: number | null;
+  /** The shell itself ended (`exit`, killed). */
+  shellExited: boolean;
+}
+
+type Phase = 'starting' | 'idle' | 'awaiting-start' | 'running' | 'exited';
+
+interface ActiveRun {
+  /** An interrupt was asked for; it is delivered once bash has started the command. */
+  interrupting: boolean;
+  chunks: string[];
+  size: number;
+  truncated: boolean;
+  finish(outcome: { exitCode: number | null; shellExited: boolean }): void;
+}
+
+/** Longest command output kept for one reply; the rest stays in the session log. */
+const MAX_RUN_OUTPUT = 1024 * 1024;
+const START_TIMEOUT_MS = 10_000;
+
+export class ShellSession {
+  private readonly nonce = randomBytes(8).toString('hex');
+  private readonly terminal: IPty;
+  private readonly markers: MarkerStream;
+  private phase: Phase = 'starting';
+  private run: ActiveRun | null = null;
+  private shellPid: number | null = null;
+  private shellCommandLine: string | null = null;
+  private readonly outputListeners = new Set<(raw: string) => void>();
+  private readonly exitListeners = new Set<(exitCode: number) => void>();
+  private markReady: (() => void) | null = null;
+  /** Set by kill(): the PTY may already be closed, so nothing is written any more. */
+  private killed = false;
+  lastExitCode: number | null = null;
+
+  private constructor(spawn: typeof spawnPty, launch: ShellLaunch) {
+    this.markers = new MarkerStream(
+      this.nonce,
+      (raw) => {
+        this.output(raw);
+      },
+      (marker) => {
+        this.marker(marker);
+      },
+    );
+    this.terminal = spawn(launch.file, launch.args, {
+      name: 'xterm-256color',
+      cols: launch.cols ?? 200,
+      rows: launch.rows ?? 50,
+      cwd: launch.cwd,
+      env: launch.env,
+    });
+    this.terminal.onData((chunk) => {
+      this.markers.push(chunk);
+    });
+    this.terminal.onExit(({ exitCode }) => {
+      this.ended(exitCode);
+    });
+  }
+
+  /** Spawns the shell and resolves once it has taken its settings and is waiting at its prompt. */
+  static async start(launch: ShellLaunch): Promise<ShellSession> {
+    // Loaded with the first terminal: a service with system commands off never needs it.
+    const { spawn } = await import('node-pty');
+    const session = new ShellSession(spawn, launch);
+    try {
+      await session.configure();
+      return session;
+    } catch (error) {
+      session.kill();
+      throw error;
+    }
+  }
+
+  private async configure(): Promise<void> {
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error('the shell did not start in time'));
+      }, START_TIMEOUT_MS);
+      this.markReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.exitListeners.add(() => {
+        clearTimeout(timer);
+        reject(new Error('the shell ended while starting'));
+      });
+    });
+    // Echo off, history expansion off (`!` stays literal), no history file, no prompt of its own.
+    const settings = ['stty -echo', 'set +H', 'set +o history', 'unset HISTFILE', "PS1=''", "PS2=''", ...markerSettings(this.nonce)];
+    this.terminal.write(`${settings.join('; ')}\r`);
+    await ready;
+    this.shellPid = findDescendant(this.terminal.pid, 'bash');
+    if (this.shellPid === null) throw new Error('the shell process could not be found');
+    this.shellCommandLine = commandLineOf(this.shellPid);
+  }
+
+  get exited(): boolean {
+    return this.phase === 'exited';
+  }
+
+  /** A command of ours is between being sent and its completion marker. */
+  get running(): boolean {
+    return !this.killed && (this.phase === 'awaiting-start' || this.phase === 'running');
+  }
+
+  private get writable(): boolean {
+    return !this.killed && this.phase !== 'exited';
+  }
+
+  /**
+   * Whether a program other than the shell holds the terminal's foreground: then typed text
+   * would go to that program, not to the shell, whatever the markers said.
+   */
+  foregroundProgram(): boolean {
+    const groups = this.foregroundGroup();
+    return groups === null || groups.foreground !== groups.shell;
+  }
+
+  /** The shell's real working directory (null once it has ended). */
+  workingDirectory(): string | null {
+    return this.shellPid === null ? null : currentDirectoryOf(this.shellPid);
+  }
+
+  /** Sends a command; `finished` resolves when the shell reports its exit code (or ends). */
+  execute(command: string): { finished: Promise<RunOutcome>; outputSoFar: () => string } {
+    if (this.phase !== 'idle' || this.killed) throw new Error(`shell is ${this.killed ? 'killed' : this.phase}`);
+    const run: ActiveRun = { interrupting: false, chunks: [], size: 0, truncated: false, finish: () => undefined };
+    const finished = new Promise<RunOutcome>((resolve) => {
+      run.finish = ({ exitCode, shellExited }) => {
+        resolve({ output: runOutput(run), exitCode, shellExited });
+      };
+    });
+    this.run = run;
+    this.phase = 'awaiting-start';
+    this.terminal.write(commandInput(command, this.nonce));
+    return { finished, outputSoFar: () => runOutput(run) };
+  }
+
+  /**
+   * Ctrl-C for our running command (see interrupt-delivery.ts). Before bash has read the line a
+   * signal would hit bash itself, so it waits for the start marker.
+   */
+  interrupt(): void {
+    const run = this.run;
+    if (!this.writable || !run || run.interrupting) return;
+    run.interrupting = true;
+    if (this.phase === 'running') this.interruptRun(run);
+  }
+
+  resize(cols: number, rows: number): void {
+    if (this.writable) this.terminal.resize(cols, rows);
+  }
+
+  /**
+   * Ends the shell and everything it started. Every job shares the PTY's session (job control
+   * only gives each its own process group); under bubblewrap, ending the outer process also
+   * ends the PID namespace and so anything that left the session.
+   */
+  kill(): void {
+    this.killed = true;
+    killSession(this.terminal.pid);
+    try {
+      this.terminal.kill('SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+
+  onOutput(listener: (raw: string) => void): () => void {
+    this.outputListeners.add(listener);
+    return () => this.outputListeners.delete(listener);
+  }
+
+  onExit(listener: (exitCode: number) => void): () => void {
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
+  }
+
+  private interruptRun(run: ActiveRun): void {
+    deliverInterrupt({
+      foregroundGroup: () => this.foregroundGroup(),
+      shellCommandLine: this.shellCommandLine,
+      stillRunning: () => this.run === run && this.running,
+    });
+  }
+
+  /** The terminal's foreground process group, its leader's command line, and the shell's own group. */
+  private foregroundGroup(): ForegroundGroup | null {
+    const stat = this.shellPid === null ? null : readProcessStat(this.shellPid);
+    if (stat === null) return null;
+    return { foreground: stat.tpgid, shell: stat.pgrp, program: commandLineOf(stat.tpgid) };
+  }
+
+  private marker(marker: Marker): void {
+    if (marker.kind === 'started') {
+      if (this.phase !== 'awaiting-start') return;
+      this.phase = 'running';
+      if (this.run?.interrupting) this.interruptRun(this.run);
+      return;
+    }
+    if (this.phase === 'starting') {
+      this.phase = 'idle';
+      this.markReady?.();
+      return;
+    }
+    // Only a prompt after our start marker ends our command; any other (a Ctrl-C at an idle
+    // prompt, arriving late) is ignored.
+    if (this.phase !== 'running' || !this.run) return;
+    const run = this.run;
+    this.lastExitCode = marker.exitCode;
+    this.run = null;
+    this.phase = 'idle';
+    run.finish({ exitCode: marker.exitCode, shellExited: false });
+  }
+
+  private output(raw: string): void {
+    if (this.phase === 'starting') return;
+    const run = this.run;
+    if (run && this.phase === 'running') {
+      run.chunks.push(raw);
+      run.size += raw.length;
+      while (run.size > MAX_RUN_OUTPUT && run.chunks.length > 1) {
+        run.size -= run.chunks.shift()?.length ?? 0;
+        run.truncated = true;
+      }
+    }
+    for (const listener of this.outputListeners) listener(raw);
+  }
+
+  private ended(exitCode: number): void {
+    if (this.phase === 'exited') return;
+    // Jobs left running by a shell that ended on its own (`exit`) would otherwise be orphans.
+    killSession(this.terminal.pid);
+    this.markers.flush();
+    this.phase = 'exited';
+    const run = this.run;
+    this.run = null;
+    if (run) {
+      this.lastExitCode = exitCode;
+      run.finish({ exitCode, shellExited: true });
+    }
+    for (const listener of this.exitListeners) listener(exitCode);
+  }
+}
+
+function runOutput(run: ActiveRun): string {
+  const text = plainText(run.chunks.join('')).replace(/\n+$/, '');
+  return run.truncated ? `[earlier output truncated]\n${text}` : text;
+}

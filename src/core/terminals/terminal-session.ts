@@ -1,0 +1,136 @@
+import { AppError } from '../errors/app-error.js';
+import type { ShellSession } from './shell-session.js';
+import { OutputLog } from './terminal-output.js';
+
+/** CONTRACT §3: `running` is an idle shell, `busy` a command running, `exited` kept until DELETE. */
+export type TerminalStatus = 'running' | 'busy' | 'exited';
+
+export type RunResult =
+  | { kind: 'completed'; output: string; exitCode: number }
+  | { kind: 'timedOut'; output: string }
+  | { kind: 'started' };
+
+/** Lines kept for `GET …/output` (its `lines` query allows up to this many). */
+export const OUTPUT_LOG_LINES = 10_000;
+
+export interface TerminalInit {
+  id: string;
+  ownerId: string;
+  /** The directory the shell started in (a real path). */
+  initialDirectory: string;
+  /** What `~` means inside this shell. */
+  home: string;
+  shell: ShellSession;
+}
+
+/** A user's terminal: one persistent shell plus what the API reports about it. */
+export class TerminalSession {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly initialDirectory: string;
+  readonly home: string;
+  readonly createdAt = new Date();
+  readonly log = new OutputLog(OUTPUT_LOG_LINES);
+  lastActivity = new Date();
+  private readonly shell: ShellSession;
+  /** Set from an execute's first check until its command is sent, held or refused. */
+  private reserved = false;
+  private lastKnownDirectory: string;
+
+  constructor(init: TerminalInit) {
+    this.id = init.id;
+    this.ownerId = init.ownerId;
+    this.initialDirectory = init.initialDirectory;
+    this.lastKnownDirectory = init.initialDirectory;
+    this.home = init.home;
+    this.shell = init.shell;
+    this.shell.onOutput((raw) => {
+      this.log.append(raw);
+      this.touch();
+    });
+    this.shell.onExit(() => {
+      this.log.flush();
+      this.touch();
+    });
+  }
+
+  get status(): TerminalStatus {
+    if (this.shell.exited) return 'exited';
+    return this.reserved || this.shell.running ? 'busy' : 'running';
+  }
+
+  get lastExitCode(): number | null {
+    return this.shell.lastExitCode;
+  }
+
+  /** The shell's current directory as the kernel reports it; null when unknown. */
+  currentDirectory(): string | null {
+    const directory = this.shell.workingDirectory();
+    if (directory !== null) this.lastKnownDirectory = directory;
+    return directory;
+  }
+
+  /** Where the shell started and where it was last seen: a workspace holding either is in use. */
+  directories(): string[] {
+    this.currentDirectory();
+    return [this.initialDirectory, this.lastKnownDirectory];
+  }
+
+  /**
+   * Claims the shell for one execute, synchronously, so two requests racing through the
+   * asynchronous risk analysis cannot both send a command. A program holding the foreground
+   * (a command that outlived its timeout, an interactive program) also makes the terminal busy.
+   */
+  reserve(): void {
+    if (this.shell.exited) {
+      throw AppError.invalid('The terminal has exited; create a new one', { reason: 'exited' });
+    }
+    if (this.reserved || this.shell.running || this.shell.foregroundProgram()) {
+      throw AppError.invalid('The terminal is busy with another command', { reason: 'busy' });
+    }
+    this.reserved = true;
+  }
+
+  release(): void {
+    this.reserved = false;
+  }
+
+  /** Runs a reserved command; past `timeoutMs` it answers with the output so far and keeps running. */
+  async run(command: string, options: { timeoutMs: number; waitForCompletion: boolean }): Promise<RunResult> {
+    this.log.command(command);
+    this.touch();
+    const { finished, outputSoFar } = this.shell.execute(command);
+    this.reserved = false;
+    void finished.then(() => {
+      this.touch();
+    });
+    if (!options.waitForCompletion) return { kind: 'started' };
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<null>((resolve) => {
+      timer = setTimeout(() => {
+        resolve(null);
+      }, options.timeoutMs);
+    });
+    const outcome = await Promise.race([finished, timedOut]);
+    clearTimeout(timer);
+    if (outcome === null) return { kind: 'timedOut', output: outputSoFar() };
+    return { kind: 'completed', output: outcome.output, exitCode: outcome.exitCode ?? -1 };
+  }
+
+  interrupt(): void {
+    this.shell.interrupt();
+    this.touch();
+  }
+
+  onExit(listener: (exitCode: number) => void): () => void {
+    return this.shell.onExit(listener);
+  }
+
+  kill(): void {
+    this.shell.kill();
+  }
+
+  private touch(): void {
+    this.lastActivity = new Date();
+  }
+}

@@ -1,0 +1,23 @@
+import type { TerminalSession, TerminalStatus } from './terminal-session.js';
+
+export interface TerminalView {
+  terminalId: string;
+  status: TerminalStatus;
+  workingDirectory: string;
+  lastExitCode: number | null;
+  createdAt: string;
+  lastActivity: string;
+}
+
+/** A terminal as the API shows it; `workingDirectory` is where the shell is now, when known. */
+export function toTerminalView(session: TerminalSession): TerminalView {
+  const current = session.status === 'exited' ? null : session.currentDirectory();
+  return {
+    terminalId: session.id,
+    status: session.status,
+    workingDirectory: current ?? session.directories()[1] ?? session.initialDirectory,
+    lastExitCode: session.lastExitCode,
+    createdAt: session.createdAt.toISOString(),
+    lastActivity: session.lastActivity.toISOString(),
+  };
+}

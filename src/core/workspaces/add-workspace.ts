@@ -1,0 +1,46 @@
+import type { Store } from '../db/store.js';
+import { AppError } from '../errors/app-error.js';
+import { newId } from '../ids.js';
+import { findActiveWorkspaceId } from './active-workspace.js';
+import { readGitState } from './git-state.js';
+import type { Actor } from '../auth/actor.js';
+import { auditWorkspace } from './workspace-audit.js';
+import { resolveWorkspacePath } from './workspace-path.js';
+import { gitStateColumns, toWorkspaceView, type WorkspaceView } from './workspace-view.js';
+
+export interface NewWorkspace {
+  name: string;
+  path: string;
+  description?: string | undefined;
+}
+
+const duplicate = (path: string) => new AppError('WORKSPACE_ERROR', `A workspace is already registered at ${path}`);
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';
+}
+
+/**
+ * Registers a directory as a shared workspace, stored by its real path with a first Git refresh.
+ * It does not become the caller's active workspace; the first one registered is everyone's
+ * default until they switch (CONTRACT §5).
+ */
+export async function addWorkspace(
+  store: Store,
+  allowedRoots: readonly string[],
+  actor: Actor,
+  input: NewWorkspace,
+): Promise<WorkspaceView> {
+  const path = await resolveWorkspacePath(input.path, allowedRoots);
+  if (await store.db.workspace.findUnique({ where: { path } })) throw duplicate(path);
+  const state = await readGitState(path);
+  const id = newId();
+  const workspace = await store.db.workspace
+    .create({ data: { id, name: input.name, path, description: input.description ?? '', ...gitStateColumns(state) } })
+    .catch((error: unknown) => {
+      // Two concurrent adds of one directory: the unique path column decides, the loser is told why.
+      throw isUniqueViolation(error) ? duplicate(path) : error;
+    });
+  await auditWorkspace(store, actor, 'added', { workspaceId: id, name: workspace.name, path });
+  return toWorkspaceView(workspace, await findActiveWorkspaceId(store, actor.user.id));
+}

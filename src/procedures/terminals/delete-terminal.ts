@@ -1,0 +1,14 @@
+import { deleteTerminal } from '../../core/terminals/delete-terminal.js';
+import { requirePermission } from '../guards.js';
+import { successMessageOutput } from '../schemas/common.js';
+import { deleteTerminalMeta } from './delete-terminal.types.js';
+import { terminalIdInput } from './get-terminal.types.js';
+
+export const deleteTerminalProcedure = requirePermission('terminal:kill', { rateGroup: 'terminal', feature: 'systemCommands' })
+  .meta(deleteTerminalMeta)
+  .input(terminalIdInput)
+  .output(successMessageOutput)
+  .mutation(async ({ ctx, input }) => {
+    await deleteTerminal(ctx, { user: ctx.user, ip: ctx.ip }, input.terminalId);
+    return { success: true, message: 'Terminal ended' };
+  });

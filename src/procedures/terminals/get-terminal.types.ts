@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import type { ProcedureMeta } from '../meta.js';
+import { terminalIdParam, terminalViewSchema } from '../schemas/terminal.js';
+
+export const getTerminalMeta = {
+  openapi: { method: 'GET', path: '/api/terminals/{terminalId}', tags: ['terminals'], summary: "A terminal's status, directory and last exit code" },
+} satisfies ProcedureMeta;
+
+export const terminalIdInput = z.object({ terminalId: terminalIdParam });
+
+export const getTerminalOutput = terminalViewSchema;

@@ -1,0 +1,187 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { shellLaunch } from '../../src/core/terminals/shell-launch.js';
+import { ShellSession } from '../../src/core/terminals/shell-session.js';
+import { initRepository, makeFolder, type Folder } from '../helpers/fixture-folders.js';
+import { describeWithSandbox } from '../helpers/sandbox.js';
+import { startTestService, type TestService } from '../helpers/test-service.js';
+
+// What the sandbox guarantees even for commands the risk analysis lets through (CONTRACT §4):
+// each probe is a script file, which the analysis rates medium and runs at once, so only the
+// sandbox stands between it and the host.
+
+const sandboxed = { mode: 'bwrap', network: true } as const;
+
+describeWithSandbox('sandbox', () => {
+  let svc: TestService;
+  let workspace: Folder;
+  let outside: Folder;
+  let data: Folder;
+  let terminalId: string;
+
+  beforeAll(async () => {
+    workspace = makeFolder();
+    outside = makeFolder();
+    data = makeFolder();
+    initRepository(workspace.path);
+    svc = await startTestService('sqlite', {
+      ENABLE_SYSTEM_COMMANDS: 'true',
+      SANDBOX: 'bwrap',
+      DATABASE_URL: `file:${join(data.path, 'assistant.db')}`,
+    });
+    await svc.request('POST', '/api/workspaces/add', { json: { name: 'sandboxed', path: workspace.path } });
+    terminalId = (await svc.request('POST', '/api/terminals', { json: {} })).body.terminalId as string;
+  });
+  afterAll(async () => {
+    await svc[Symbol.asyncDispose]();
+    for (const folder of [workspace, outside, data]) folder[Symbol.dispose]();
+  });
+
+  /** Writes `body` as an executable script in the workspace and runs it through the API. */
+  const runScript = async (name: string, body: string) => {
+    workspace.file(name, `#!/bin/bash\n${body}\n`, 0o755);
+    const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: `./${name}` } });
+    expect(res.body.risk, res.text).toBe('medium');
+    return res.body.output as string;
+  };
+
+  it('is named by /api/status', async () => {
+    expect((await svc.request('GET', '/api/status')).body).toMatchObject({ sandbox: 'bwrap', systemCommands: true });
+  });
+
+  it('keeps a script that writes outside the workspaces from doing so', async () => {
+    const planted = `planted-${Date.now()}`;
+    // `{ …; } 2>/dev/null` also silences the shell's own message when the redirection fails.
+    const output = await runScript(
+      'escape.sh',
+      [
+        `{ echo pwned > ${outside.path}/stolen; } 2>/dev/null; echo "outside=$?"`,
+        'touch inside-ok; echo "inside=$?"',
+        `echo x > /tmp/${planted}; echo "tmp=$?"`,
+        `echo x > ~/${planted}; echo "home=$?"`,
+      ].join('\n'),
+    );
+    expect(output.split('\n')).toEqual(['outside=1', 'inside=0', 'tmp=0', 'home=0']);
+    expect(existsSync(join(outside.path, 'stolen'))).toBe(false);
+    expect(existsSync(join(workspace.path, 'inside-ok'))).toBe(true);
+    // /tmp and home inside are private: nothing written there reaches the host.
+    expect(existsSync(join('/tmp', planted))).toBe(false);
+    expect(existsSync(join(homedir(), planted))).toBe(false);
+  });
+
+  it('drops every capability: root inside cannot remount / writable', async () => {
+    const probe = `/usr/.assistant-probe-${Date.now()}`;
+    const output = await runScript(
+      'remount.sh',
+      ['mount -o remount,rw / 2>/dev/null; echo "mount=$?"', `touch ${probe} 2>/dev/null; echo "touch=$?"`, "grep CapEff /proc/self/status | tr -d '\\t'"].join('\n'),
+    );
+    const [mount, touch, caps] = output.split('\n');
+    expect(mount).not.toBe('mount=0');
+    expect(touch).toBe('touch=1');
+    expect(caps).toBe('CapEff:0000000000000000');
+    expect(existsSync(probe)).toBe(false);
+  });
+
+  it("runs in its own PID namespace: the service's processes (and their secrets) are out of sight", async () => {
+    const output = await runScript('pids.sh', [`test -e /proc/${process.pid}/environ && echo visible || echo hidden`, 'cat /proc/1/comm'].join('\n'));
+    expect(output).toBe('hidden\nbwrap');
+  });
+
+  it("makes the repository's hooks and config read-only", async () => {
+    const output = await runScript(
+      'git-guard.sh',
+      [
+        '{ echo "touch /tmp/owned" > .git/hooks/post-checkout; } 2>/dev/null; echo "hooks=$?"',
+        '{ echo "[core]" >> .git/config; } 2>/dev/null; echo "config=$?"',
+        'touch .git/description-copy; echo "gitdir=$?"',
+      ].join('\n'),
+    );
+    expect(output).toBe('hooks=1\nconfig=1\ngitdir=0');
+    expect(existsSync(join(workspace.path, '.git', 'hooks', 'post-checkout'))).toBe(false);
+  });
+
+  it("masks the service's database folder and the user's home", async () => {
+    using home = makeFolder();
+    home.file('.ssh/id_ed25519', 'not for commands\n');
+    workspace.file('peek.sh', `#!/bin/bash\nls -A ${data.path} | wc -l; ls -A ~ | wc -l; echo "$HOME"\n`, 0o755);
+    const res = await svc.request('POST', '/api/terminals', { json: { environment: { HOME: home.path } } });
+    const ran = await svc.request('POST', `/api/terminals/${res.body.terminalId as string}/execute`, { json: { command: './peek.sh' } });
+    const output = ran.body.output as string;
+    expect(readdirSync(data.path).length).toBeGreaterThan(0);
+    expect(output).toBe(`0\n0\n${home.path}`);
+    await svc.request('DELETE', `/api/terminals/${res.body.terminalId as string}`);
+  });
+
+  it('reaches the network by default', async () => {
+    const port = new URL(svc.url).port;
+    const output = await runScript('net.sh', `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused`);
+    expect(output).toBe('connected');
+  });
+});
+
+describeWithSandbox('sandbox without network', () => {
+  it('cuts the network with SANDBOX_NETWORK=false', async () => {
+    using workspace = makeFolder();
+    await using svc = await startTestService('sqlite', { ENABLE_SYSTEM_COMMANDS: 'true', SANDBOX_NETWORK: 'false' });
+    await svc.request('POST', '/api/workspaces/add', { json: { name: 'offline', path: workspace.path } });
+    const terminalId = (await svc.request('POST', '/api/terminals', { json: {} })).body.terminalId as string;
+    const port = new URL(svc.url).port;
+    // /proc/net follows the shell's network namespace (/sys would show the host's).
+    workspace.file('net.sh', `#!/bin/bash\n(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused\ntail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '\n`, 0o755);
+    const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: './net.sh' } });
+    expect(res.body.output).toBe('refused\nlo');
+  });
+});
+
+describeWithSandbox('sandboxed shell', () => {
+  it('has job control and follows a resize', async () => {
+    using workspace = makeFolder();
+    const shell = await ShellSession.start(
+      shellLaunch({ sandbox: sandboxed, workingDirectory: workspace.path, writable: [workspace.path], hidden: [], home: homedir(), environment: {} }),
+    );
+    try {
+      const run = async (command: string) => (await shell.execute(command).finished).output;
+      expect(await run('sleep 30 & jobs')).toMatch(/^\[1\] \d+\n\[1\]\+\s+Running\s+sleep 30 &$/);
+      expect(await run('stty size')).toBe('50 200');
+      shell.resize(100, 40);
+      expect(await run('stty size')).toBe('40 100');
+      expect(await run('kill %1; wait; echo reaped')).toMatch(/reaped$/);
+    } finally {
+      shell.kill();
+    }
+  });
+});
+
+describeWithSandbox('interrupting a shell', () => {
+  it('stops the command however soon the interrupt follows it, whatever runs in the foreground', async () => {
+    using workspace = makeFolder();
+    const shell = await ShellSession.start(
+      shellLaunch({ sandbox: sandboxed, workingDirectory: workspace.path, writable: [workspace.path], hidden: [], home: homedir(), environment: {} }),
+    );
+    // A job, bash itself in a loop, a list that must stop after its first part, a pipeline, a
+    // subshell and a nested shell. Interrupting at once hits every race between bash reading
+    // the line, forking and exec'ing the program.
+    const commands = ['sleep 30', 'while :; do :; done', 'sleep 30; echo after', 'sleep 30 | cat', '(sleep 30; echo after)', 'bash -c "sleep 30"'];
+    try {
+      for (let round = 0; round < 24; round++) {
+        const { finished } = shell.execute(commands[round % commands.length] ?? 'sleep 30');
+        shell.interrupt();
+        const outcome = await Promise.race([
+          finished,
+          new Promise<null>((resolve) => {
+            setTimeout(() => {
+              resolve(null);
+            }, 5000);
+          }),
+        ]);
+        expect(outcome, `round ${round}`).toMatchObject({ exitCode: 130, shellExited: false });
+        expect(outcome?.output).not.toContain('after');
+      }
+      expect((await shell.execute('echo still here').finished).output).toBe('still here');
+    } finally {
+      shell.kill();
+    }
+  });
+});
