@@ -1,11 +1,8 @@
 // `npm run bench`: start-up and REST latency of the built service on SQLite, printed as a table.
 // Bounded in time; traffic stays on 127.0.0.1. Results are recorded in BENCHMARKS.md.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { startBuiltService } from './built-service.js';
 
 interface LoadResult {
   requests: number;
@@ -66,25 +63,10 @@ function rssMb(pid: number): number {
 }
 
 async function main(): Promise<void> {
-  const folder = mkdtempSync(join(tmpdir(), 'assistant-bench-'));
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: `file:${join(folder, 'bench.db')}`, RATE_LIMIT_ENABLED: 'false' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const service = await startBuiltService();
+  const { url, child } = service;
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error('service did not start within 20 s (run npm run build first)'));
-      }, 20_000);
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const parsed = JSON.parse(line) as { msg?: string; url?: string };
-        if (parsed.msg === 'assistant service listening' && parsed.url) {
-          clearTimeout(timer);
-          resolve(parsed.url);
-        }
-      });
-    });
     const statusAgent = new Agent({ keepAlive: false });
     while ((await get(statusAgent, `${url}/api/status`).catch(() => 0)) !== 200) {
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -118,9 +100,7 @@ async function main(): Promise<void> {
     ];
     console.log(table.join('\n'));
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-    rmSync(folder, { recursive: true, force: true });
+    await service.stop();
   }
 }
 
