@@ -10,6 +10,8 @@ import { createApp, listen, type RunningServer } from './server.js';
 import { recordAudit } from './core/audit/record-audit.js';
 import type { Store } from './core/db/store.js';
 import { detectSandbox } from './core/sandbox/sandbox-state.js';
+import { serviceFiles } from './core/sandbox/service-files.js';
+import { confineGitCalls } from './core/workspaces/git-client.js';
 import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
 
@@ -37,7 +39,9 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   if (config.ENABLE_SYSTEM_COMMANDS && sandbox.mode === 'unavailable') {
     logger.error({ problem: sandbox.problem }, 'system commands are enabled but refused: no working sandbox');
   }
-  const terminals = createTerminalManager(store, config.TERMINAL_IDLE_TIMEOUT_MS, logger);
+  const { directory: hiddenDirectory, file: hiddenFile } = serviceFiles(config);
+  confineGitCalls({ confined: sandbox.mode === 'bwrap', hiddenDirectory, hiddenFile });
+  const terminals = createTerminalManager(store, config, logger);
   const jobs = config.ENABLE_SCHEDULING
     ? startPeriodicJobs(store, logger, { auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS })
     : null;
@@ -57,9 +61,10 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   return { ...running, deps, stop };
 }
 
-function createTerminalManager(store: Store, idleTimeoutMs: number, logger: Logger): TerminalManager {
+function createTerminalManager(store: Store, config: Config, logger: Logger): TerminalManager {
   return new TerminalManager({
-    idleTimeoutMs,
+    idleTimeoutMs: config.TERMINAL_IDLE_TIMEOUT_MS,
+    maxPerUser: config.MAX_TERMINALS_PER_USER,
     onIdleEnd: (terminal) => {
       recordAudit(store, {
         type: 'terminal',

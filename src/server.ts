@@ -5,6 +5,7 @@ import express, { type Express } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import { errorHandler, notFound } from './http/not-found.js';
 import { hostGuard } from './http/host-guard.js';
+import { refuseTerminalCallers } from './http/terminal-callers.js';
 import { requestLogging } from './http/request-id.js';
 import { createRequestContext } from './http/request-context.js';
 import type { AppDeps } from './procedures/context.js';
@@ -24,6 +25,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestLogging(logger));
   app.use(hostGuard(config));
+  app.use(refuseTerminalCallers(deps.terminals));
   // Preflights always answer 204; only ALLOWED_ORIGINS get the allow headers (CONTRACT §2, §8).
   const allowedOrigins = new Set(config.ALLOWED_ORIGINS);
   app.use(

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -102,16 +103,65 @@ describeWithSandbox('sandbox', () => {
     expect(existsSync(join(workspace.path, '.git', 'hooks', 'post-checkout'))).toBe(false);
   });
 
-  it("masks the service's database folder and the user's home", async () => {
-    using home = makeFolder();
-    home.file('.ssh/id_ed25519', 'not for commands\n');
-    workspace.file('peek.sh', `#!/bin/bash\nls -A ${data.path} | wc -l; ls -A ~ | wc -l; echo "$HOME"\n`, 0o755);
-    const res = await svc.request('POST', '/api/terminals', { json: { environment: { HOME: home.path } } });
-    const ran = await svc.request('POST', `/api/terminals/${res.body.terminalId as string}/execute`, { json: { command: './peek.sh' } });
-    const output = ran.body.output as string;
+  it("masks the service's database folder and its user's home, whatever HOME the terminal is given", async () => {
+    expect(readdirSync(homedir()).length).toBeGreaterThan(0);
+    workspace.file('peek.sh', `#!/bin/bash\nls -A ${data.path} | wc -l; ls -A ${homedir()} | grep -v '^.gitconfig$' | wc -l\n`, 0o755);
+    for (const environment of [{}, { HOME: '/nonexistent' }, { HOME: outside.path }]) {
+      const res = await svc.request('POST', '/api/terminals', { json: { environment } });
+      const terminal = res.body.terminalId as string;
+      const ran = await svc.request('POST', `/api/terminals/${terminal}/execute`, { json: { command: './peek.sh' } });
+      expect({ environment, output: ran.body.output }).toEqual({ environment, output: '0\n0' });
+      await svc.request('DELETE', `/api/terminals/${terminal}`);
+    }
     expect(readdirSync(data.path).length).toBeGreaterThan(0);
-    expect(output).toBe(`0\n0\n${home.path}`);
+  });
+
+  it("masks /run, where the host's sockets live", async () => {
+    const host = readdirSync('/run');
+    expect(host.length).toBeGreaterThan(0);
+    // The sandbox's own /run is private and may hold what its commands made (mount's lock folder).
+    const inside = (await runScript('run.sh', 'ls -A /run')).split('\n').filter((entry) => entry !== '');
+    expect(inside.filter((entry) => host.includes(entry) && entry !== 'mount')).toEqual([]);
+  });
+
+  it("confines the programs a repository's config makes the service's own Git calls run", async () => {
+    using repository = makeFolder();
+    initRepository(repository.path);
+    const marker = join(outside.path, `filter-ran-${Date.now()}`);
+    // A clean filter is what `git status` runs on a changed file; no Git switch turns it off.
+    execFileSync('git', ['config', 'filter.planted.clean', `sh -c 'touch ${marker}; cat'`], { cwd: repository.path });
+    repository.file('.gitattributes', '* filter=planted\n');
+    // Same size as committed, so Git must read the content (through the filter) to compare it.
+    repository.file('README.md', '# fixturE\n');
+    execFileSync('git', ['-c', 'safe.directory=*', 'status', '--porcelain'], { cwd: repository.path });
+    expect(existsSync(marker)).toBe(true);
+    rmSync(marker);
+    const added = await svc.request('POST', '/api/workspaces/add', { json: { name: 'planted', path: repository.path } });
+    expect(added.body.workspace.status).toBe('dirty');
+    await svc.request('POST', `/api/workspaces/${added.body.workspaceId as string}/refresh`);
+    expect(existsSync(marker)).toBe(false);
+    await svc.request('DELETE', `/api/workspaces/${added.body.workspaceId as string}`);
+  });
+
+  it("refuses requests from inside a terminal: a command cannot confirm another's hold", async () => {
+    const port = new URL(svc.url).port;
+    const request = (path: string) =>
+      `exec 3<>/dev/tcp/127.0.0.1/${port}; printf 'GET ${path} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' >&3; head -1 <&3`;
+    expect(await runScript('api.sh', request('/api/security/pending'))).toMatch(/^HTTP\/1\.1 403/);
+    expect(await runScript('api2.sh', request('/api/status'))).toMatch(/^HTTP\/1\.1 403/);
+    expect((await svc.request('GET', '/api/security/pending')).status).toBe(200);
+  });
+
+  it('starts terminals whatever a repository keeps in .git/hooks', async () => {
+    using repository = makeFolder();
+    initRepository(repository.path);
+    rmSync(join(repository.path, '.git', 'hooks'), { recursive: true, force: true });
+    symlinkSync('/nonexistent/hooks', join(repository.path, '.git', 'hooks'));
+    const added = await svc.request('POST', '/api/workspaces/add', { json: { name: 'odd-hooks', path: repository.path } });
+    const res = await svc.request('POST', '/api/terminals', { json: { workingDirectory: repository.path } });
+    expect(res.status, res.text).toBe(200);
     await svc.request('DELETE', `/api/terminals/${res.body.terminalId as string}`);
+    await svc.request('DELETE', `/api/workspaces/${added.body.workspaceId as string}`);
   });
 
   it('reaches the network by default', async () => {
@@ -148,6 +198,11 @@ describeWithSandbox('sandboxed shell', () => {
       shell.resize(100, 40);
       expect(await run('stty size')).toBe('40 100');
       expect(await run('kill %1; wait; echo reaped')).toMatch(/reaped$/);
+      // A shell killed in the middle of a command reports it as shells do: 128 + SIGKILL.
+      const { finished } = shell.execute('sleep 30');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      shell.kill();
+      expect(await finished).toMatchObject({ exitCode: 137, shellExited: true });
     } finally {
       shell.kill();
     }
@@ -183,5 +238,25 @@ describeWithSandbox('interrupting a shell', () => {
     } finally {
       shell.kill();
     }
+  });
+});
+
+describeWithSandbox('sandbox with WORKSPACE_RESTRICTION_ENABLED=false', () => {
+  it("makes the terminal's own folder writable, but never / or the system's and the service's folders", async () => {
+    using anywhere = makeFolder();
+    const probe = `probe-${Date.now()}`;
+    await using svc = await startTestService('sqlite', { ENABLE_SYSTEM_COMMANDS: 'true', WORKSPACE_RESTRICTION_ENABLED: 'false' });
+    const write = async (workingDirectory: string, target: string) => {
+      const terminalId = (await svc.request('POST', '/api/terminals', { json: { workingDirectory } })).body.terminalId as string;
+      anywhere.file('write.sh', `#!/bin/bash\n{ echo x > ${target}; } 2>/dev/null; echo $?\n`, 0o755);
+      const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: `bash ${anywhere.path}/write.sh` } });
+      await svc.request('DELETE', `/api/terminals/${terminalId}`);
+      return res.body.output as string;
+    };
+    expect(await write(anywhere.path, join(anywhere.path, probe))).toBe('0');
+    expect(await write('/', join(anywhere.path, `${probe}-root`))).toBe('1');
+    expect(await write('/var', join(anywhere.path, `${probe}-var`))).toBe('1');
+    expect(existsSync(join(anywhere.path, probe))).toBe(true);
+    expect(existsSync(join(anywhere.path, `${probe}-root`))).toBe(false);
   });
 });

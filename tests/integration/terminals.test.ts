@@ -165,6 +165,8 @@ describeOnDatabasesWithSandbox('terminals', (kind) => {
 
   it('checks the working directory and the environment', async () => {
     expectEnvelope(await svc.request('POST', '/api/terminals', { json: { workingDirectory: outside.path } }), 403, 'SECURITY_VIOLATION');
+    // Outside and missing answers the same as outside and present: existence is not revealed.
+    expectEnvelope(await svc.request('POST', '/api/terminals', { json: { workingDirectory: join(outside.path, 'missing') } }), 403, 'SECURITY_VIOLATION');
     expectEnvelope(await svc.request('POST', '/api/terminals', { json: { workingDirectory: 'relative/dir' } }), 400, 'WORKSPACE_ERROR');
     expectEnvelope(await svc.request('POST', '/api/terminals', { json: { workingDirectory: join(workspace.path, 'missing') } }), 400, 'WORKSPACE_ERROR');
     for (const name of ['LD_PRELOAD', 'PATH', 'GIT_CONFIG_COUNT', 'BASH_ENV', 'PROMPT_COMMAND', 'NODE_OPTIONS', '1BAD', 'A-B']) {
@@ -181,6 +183,42 @@ describeOnDatabasesWithSandbox('terminals', (kind) => {
       await close(id);
     } finally {
       delete process.env.ASSISTANT_TEST_SECRET;
+    }
+  });
+
+  it('survives commands that tamper with the terminal or print look-alikes of its markers', async () => {
+    const id = await open();
+    expect((await execute(id, "printf 'hello\\033]6973;'")).body).toMatchObject({ exitCode: 0 });
+    expect((await execute(id, 'echo after')).body.output).toBe('after');
+    expect((await execute(id, 'stty -icrnl')).body).toMatchObject({ exitCode: 0 });
+    expect((await execute(id, 'echo still')).body.output).toBe('still');
+    expect((await execute(id, 'exec >/dev/null')).body).toMatchObject({ exitCode: 0 });
+    expect((await execute(id, 'echo hidden')).body).toMatchObject({ exitCode: 0, output: '' });
+    expect((await execute(id, `echo ${'ü'.repeat(1500)} | wc -m`)).body).toMatchObject({ exitCode: 0 });
+    const held = await execute(id, 'PROMPT_COMMAND=true');
+    expect(held.status).toBe(202);
+    await svc.request('POST', '/api/security/confirm', { json: { commandId: held.body.commandId, confirmed: true } });
+    expect((await execute(id, 'true')).body).toMatchObject({ exitCode: 0 });
+    await close(id);
+  });
+
+  it('keeps exited terminals until DELETE, but no more than the cap per user', async () => {
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      const id = await open();
+      await execute(id, 'exit');
+      ids.push(id);
+    }
+    const exited = ((await svc.request('GET', '/api/terminals')).body.terminals as { terminalId: string; status: string }[]).filter(
+      (terminal) => terminal.status === 'exited',
+    );
+    expect(exited.map((terminal) => terminal.terminalId)).toEqual(ids.slice(2));
+  });
+
+  it('answers 404 for unknown, malformed and over-long terminal ids', async () => {
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'nope', 'x'.repeat(5000)]) {
+      expectEnvelope(await svc.request('GET', `/api/terminals/${id}`), 404, 'NOT_FOUND');
+      expectEnvelope(await execute(id, 'echo x'), 404, 'NOT_FOUND');
     }
   });
 

@@ -36,6 +36,12 @@ describe('MarkerStream', () => {
     expect(output).toBe(`${foreign}${unknown}${noCode}`);
   });
 
+  it('does not let a look-alike printed just before a real marker swallow it', () => {
+    const { output, markers } = collect([`hello\x1b]6973;${prompt(7)}`]);
+    expect(markers).toEqual([{ kind: 'prompt', exitCode: 7 }]);
+    expect(output).toBe('hello\x1b]6973;');
+  });
+
   it('gives up on an unterminated look-alike instead of holding output back forever', () => {
     const lookAlike = `\x1b]6973;${'x'.repeat(200)}`;
     const { output } = collect([lookAlike, 'tail']);

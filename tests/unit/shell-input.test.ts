@@ -31,16 +31,21 @@ describe('ansiCQuoted', () => {
 });
 
 describe('commandInput', () => {
-  it('sends a short command as one eval line', () => {
-    expect(commandInput("echo 'hi'", 'n0nce')).toBe("eval $'echo \\'hi\\''\r");
+  it('sends a short command as one line: the start marker, then the command through eval', () => {
+    expect(commandInput("echo 'hi'", 'mark', 'n0nce')).toBe("mark; eval $'echo \\'hi\\''\n");
+  });
+
+  it('sends only printable ASCII, so no terminal setting can give a byte a meaning', () => {
+    const input = commandInput('echo ünï \x03 \x04 \x15', 'mark', 'n0nce');
+    expect(input.slice(0, -1)).toMatch(/^[\x20-\x7e]*$/);
   });
 
   it('sends a command past the terminal line limit as short base64 lines that decode to it', () => {
     const command = `echo ${'x'.repeat(10_000)} # ünï`;
-    const input = commandInput(command, 'n0nce');
-    const lines = input.split('\r');
+    const input = commandInput(command, 'true', 'n0nce');
+    const lines = input.split('\n');
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(200);
-    const script = input.replaceAll('\r', '\n').replace(/^eval /, 'printf %s ');
+    const script = input.replace(/^true; eval /, 'printf %s ');
     expect(spawnSync('bash', ['-c', script], { encoding: 'utf8' }).stdout).toBe(command);
   });
 });

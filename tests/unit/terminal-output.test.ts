@@ -36,3 +36,18 @@ describe('OutputLog', () => {
     expect(log.tail(100)).toBe(['line 995', 'line 996', 'line 997', 'line 998', 'line 999'].join('\n'));
   });
 });
+
+describe('output that could exhaust the service', () => {
+  it('handles a long line of backspaces (quadratic handling would run past the test timeout)', () => {
+    const raw = `${'x'.repeat(400_000)}${'\b'.repeat(399_999)}`;
+    expect(plainText(raw)).toBe('x');
+  });
+
+  it('logs a line that never ends in bounded pieces', () => {
+    const log = new OutputLog(10);
+    for (let index = 0; index < 100; index++) log.append('y'.repeat(10_000));
+    const lines = log.tail(10).split('\n');
+    expect(lines.length).toBeGreaterThan(1);
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(64 * 1024);
+  });
+});

@@ -178,6 +178,16 @@ describe('writing', () => {
     expect(await codeOf(writeWorkspaceFile(root, 'pipe', 'x'))).toBe('WORKSPACE_ERROR');
   });
 
+  it("refuses anything inside a repository's .git, where config and hooks make Git run programs", async () => {
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(root, '.git', 'config'), '[core]\n');
+    for (const path of ['.git/config', '.git/hooks/pre-commit', 'src/../.git/info/attributes', 'vendor/lib/.git/config']) {
+      expect(await codeOf(writeWorkspaceFile(root, path, '[filter "x"]\n'))).toBe('SECURITY_VIOLATION');
+    }
+    expect(readFileSync(join(root, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    expect((await writeWorkspaceFile(root, 'docs/.gitignore', 'x')).created).toBe(true);
+  });
+
   it('a file in the way of a parent directory is WORKSPACE_ERROR', async () => {
     expect(await codeOf(writeWorkspaceFile(root, 'README.md/child.txt', 'x'))).toBe('WORKSPACE_ERROR');
   });

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { isPathInside } from '../paths/path-inside.js';
 
 // How a terminal's shell is confined (CONTRACT §4): the whole file system read-only, the
 // workspaces writable, a private /tmp and home, every capability dropped, its own PID namespace,
@@ -10,7 +11,9 @@ import { join } from 'node:path';
 export interface SandboxLayout {
   /** Directories made writable: every registered workspace, and more when restriction is off. */
   writable: readonly string[];
-  /** The shell's HOME: replaced by an empty private directory so ~/.ssh and tokens stay unseen. */
+  /** The service user's home: always replaced by an empty private one (~/.ssh, tokens unseen). */
+  serviceHome: string;
+  /** The shell's HOME; its `.gitconfig` comes from the service user's, read-only, when they match. */
   home: string;
   /** Service-owned paths no command may read (the SQLite folder, the .env file). */
   hidden: readonly string[];
@@ -38,33 +41,67 @@ export function isolationArguments({ network }: { network: boolean }): string[] 
 
 function isDirectory(path: string): boolean {
   try {
-    return statSync(path).isDirectory();
+    return lstatSync(path).isDirectory();
   } catch {
     return false;
   }
 }
 
-/** Read-only binds over a repository's hooks and config, so no command can plant a hook the service's own Git calls or a later user would run. */
+/**
+ * /run holds the host's sockets (Docker's, D-Bus, the databases'), which a read-only mount does
+ * not stop anyone from connecting to; it is replaced by an empty one. Where /etc/resolv.conf
+ * points into it (systemd-resolved), that one file is brought back so names still resolve.
+ */
+function runMask(): string[] {
+  const args = ['--tmpfs', '/run'];
+  try {
+    const resolver = realpathSync('/etc/resolv.conf');
+    if (isPathInside(resolver, '/run')) args.push('--ro-bind', resolver, resolver);
+  } catch {
+    // No resolver file: nothing to keep.
+  }
+  return args;
+}
+
+/**
+ * A repository's `.git` is pinned as a mount point, so it cannot be renamed and replaced by one
+ * with a config of the command's choosing, and its hooks and config are read-only, so nothing a
+ * command plants there runs for the next user. A `.git` that is a file (a worktree) or a hooks
+ * entry that is not a plain folder is left alone rather than failing the terminal.
+ */
 function gitProtection(root: string): string[] {
   const gitDir = join(root, '.git');
   if (!isDirectory(gitDir)) return [];
+  const binds = ['--bind', gitDir, gitDir];
   const hooks = join(gitDir, 'hooks');
-  // A missing hooks folder could be created from inside; an empty one made now is bound read-only.
-  if (!existsSync(hooks)) mkdirSync(hooks);
-  const binds = ['--ro-bind', hooks, hooks];
+  try {
+    // A missing hooks folder could be created from inside; an empty one made now is bound read-only.
+    if (!existsSync(hooks)) mkdirSync(hooks);
+  } catch {
+    // Another process made it meanwhile, or the folder is not ours to change: checked below.
+  }
+  if (isDirectory(hooks)) binds.push('--ro-bind', hooks, hooks);
   const config = join(gitDir, 'config');
-  if (existsSync(config)) binds.push('--ro-bind', config, config);
+  if (lstatSafe(config)?.isFile() === true) binds.push('--ro-bind', config, config);
   return binds;
+}
+
+function lstatSafe(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** bubblewrap's arguments up to and including `--`; the shell command follows. */
 export function bwrapArguments(layout: SandboxLayout): string[] {
-  const args = isolationArguments({ network: layout.network });
-  if (layout.home !== '/' && isDirectory(layout.home)) {
-    args.push('--tmpfs', layout.home);
-    const gitconfig = join(layout.home, '.gitconfig');
+  const args = [...isolationArguments({ network: layout.network }), ...runMask()];
+  if (layout.serviceHome !== '/' && isDirectory(layout.serviceHome)) {
+    args.push('--tmpfs', layout.serviceHome);
+    const gitconfig = join(layout.serviceHome, '.gitconfig');
     // The user's Git identity stays visible (read-only), so commits inside work.
-    if (existsSync(gitconfig)) args.push('--ro-bind', gitconfig, gitconfig);
+    if (layout.home === layout.serviceHome && lstatSafe(gitconfig)?.isFile() === true) args.push('--ro-bind', gitconfig, gitconfig);
   }
   // Workspace binds follow the home mask, so a workspace under home stays reachable.
   const writable = layout.writable.filter(isDirectory);

@@ -35,7 +35,11 @@ export function startPeriodicJobs(store: Store, logger: Logger, options: { audit
   ];
   const inFlight = new Set<Promise<void>>();
   const timers = jobs.map((job) => {
+    let busy = false;
     const run = () => {
+      // A run that outlasts its interval (a slow refresh) is not joined by a second one.
+      if (busy) return;
+      busy = true;
       const running = job.run().then(
         (count) => {
           if (count > 0) logger.info({ job: job.name, count }, 'periodic job done');
@@ -45,7 +49,10 @@ export function startPeriodicJobs(store: Store, logger: Logger, options: { audit
         },
       );
       inFlight.add(running);
-      void running.finally(() => inFlight.delete(running));
+      void running.finally(() => {
+        busy = false;
+        inFlight.delete(running);
+      });
     };
     run();
     const timer = setInterval(run, job.everyMs);

@@ -1,6 +1,6 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { recordAudit } from '../audit/record-audit.js';
 import type { Actor } from '../auth/actor.js';
 import type { CommandDeps } from '../commands/command-deps.js';
@@ -10,6 +10,7 @@ import { newId } from '../ids.js';
 import { isPathInside } from '../paths/path-inside.js';
 import { serviceFiles } from '../sandbox/service-files.js';
 import { findActiveWorkspace } from '../workspaces/active-workspace.js';
+import { isSystemPath } from '../workspaces/workspace-path.js';
 import { shellLaunch } from './shell-launch.js';
 import { ShellSession } from './shell-session.js';
 import { TerminalSession } from './terminal-session.js';
@@ -22,6 +23,10 @@ export interface CreateTerminalInput {
 
 function workspaceError(message: string): AppError {
   return new AppError('WORKSPACE_ERROR', message);
+}
+
+function outsideWorkspaces(): AppError {
+  return new AppError('SECURITY_VIOLATION', 'workingDirectory is outside every registered workspace');
 }
 
 /** An existing, enterable directory's real path, or a WORKSPACE_ERROR saying what is wrong. */
@@ -45,10 +50,13 @@ function usableDirectory(path: string, label: string): string {
 async function startDirectory(deps: CommandDeps, userId: string, requested: string | undefined, roots: string[]): Promise<string> {
   if (requested !== undefined) {
     if (!isAbsolute(requested)) throw workspaceError('workingDirectory must be an absolute path');
+    const restricted = deps.config.WORKSPACE_RESTRICTION_ENABLED;
+    const outside = (path: string) => restricted && !roots.some((root) => isPathInside(path, root));
+    // Judged as written before the disk is asked, so the answer never tells whether a folder
+    // outside the workspaces exists; judged again once resolved, for links that lead out.
+    if (outside(resolve(requested))) throw outsideWorkspaces();
     const directory = usableDirectory(requested, 'workingDirectory');
-    if (deps.config.WORKSPACE_RESTRICTION_ENABLED && !roots.some((root) => isPathInside(directory, root))) {
-      throw new AppError('SECURITY_VIOLATION', 'workingDirectory is outside every registered workspace');
-    }
+    if (outside(directory)) throw outsideWorkspaces();
     return directory;
   }
   const active = await findActiveWorkspace(deps.store, userId);
@@ -58,6 +66,20 @@ async function startDirectory(deps: CommandDeps, userId: string, requested: stri
   return usableDirectory(active.path, `The active workspace's folder`);
 }
 
+/** Folders whose content a writable ancestor would hand to commands: the service's and the system's state. */
+const protectedFolders = ['/var/lib', '/var/spool', '/var/log', '/run', '/srv'];
+
+/**
+ * Whether a folder may be made writable: not `/` or a system folder, and not an ancestor of the
+ * service's own folders (its code, data, home) or of the system's state, where writes would
+ * persist into what runs as the service or the host.
+ */
+async function safeToOpen(directory: string, dataFolder: string | undefined): Promise<boolean> {
+  if (await isSystemPath(directory)) return false;
+  const guarded = [process.cwd(), homedir(), ...(dataFolder === undefined ? [] : [dataFolder]), ...protectedFolders];
+  return !guarded.some((folder) => isPathInside(folder, directory));
+}
+
 /** Starts a terminal for the actor: one persistent sandboxed shell (CONTRACT §4). */
 export async function createTerminal(deps: CommandDeps, actor: Actor, input: CreateTerminalInput): Promise<TerminalSession> {
   if (deps.sandbox.mode === 'unavailable') {
@@ -65,15 +87,19 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
       details: { sandbox: 'unavailable' },
     });
   }
-  const releaseSlot = deps.terminals.claimSlot(actor.user.id, deps.config.MAX_TERMINALS_PER_USER);
+  const releaseSlot = deps.terminals.claimSlot(actor.user.id);
   try {
     const roots = await workspaceRoots(deps.store);
     const directory = await startDirectory(deps, actor.user.id, input.workingDirectory, roots);
     const environment = input.environment ?? {};
     const home = environment.HOME ?? homedir();
-    // With restriction off, the terminal's own folder is writable even outside the workspaces.
-    const writable = deps.config.WORKSPACE_RESTRICTION_ENABLED ? roots : [...roots, directory];
-    const launch = shellLaunch({ sandbox: deps.sandbox, workingDirectory: directory, writable, hidden: serviceFiles(deps.config), home, environment });
+    const { directory: hiddenDirectory, file: hiddenFile } = serviceFiles(deps.config);
+    // With restriction off, the terminal's own folder is writable even outside the workspaces
+    // (CONTRACT §1), unless that would open the system or the service itself to commands.
+    const ownFolder = !deps.config.WORKSPACE_RESTRICTION_ENABLED && (await safeToOpen(directory, hiddenDirectory));
+    const writable = ownFolder ? [...roots, directory] : roots;
+    const hidden = [hiddenFile, ...(hiddenDirectory === undefined ? [] : [hiddenDirectory])];
+    const launch = shellLaunch({ sandbox: deps.sandbox, workingDirectory: directory, writable, hidden, home, environment });
     let shell: ShellSession;
     try {
       shell = await ShellSession.start(launch);

@@ -7,9 +7,24 @@ const MAX_MARKER_LENGTH = 128;
 
 export type Marker = { kind: 'started' } | { kind: 'prompt'; exitCode: number };
 
-/** The settings that make bash print the markers: PS0 after reading a line, PROMPT_COMMAND at each prompt. */
+/**
+ * The shell settings for the markers: PROMPT_COMMAND prints the prompt marker with `$?`, to
+ * /dev/tty so that `exec >/dev/null` cannot hide it, and it and the prompts are read-only so a
+ * command cannot switch them off. The start marker is printed by each command line itself.
+ */
 export function markerSettings(nonce: string): string[] {
-  return [`PS0='\\e]6973;B;${nonce}\\a'`, `PROMPT_COMMAND='printf "\\e]6973;D;${nonce};%s\\a" "$?"'`];
+  return [
+    "PS0=''",
+    "PS1=''",
+    "PS2=''",
+    `PROMPT_COMMAND='printf "\\e]6973;D;${nonce};%s\\a" "$?" >/dev/tty'`,
+    'readonly PS0 PS1 PS2 PROMPT_COMMAND',
+  ];
+}
+
+/** The start marker as a command, put at the head of each command line. */
+export function startMarkerCommand(nonce: string): string {
+  return `printf '\\e]6973;B;${nonce}\\a' >/dev/tty`;
 }
 
 export class MarkerStream {
@@ -33,21 +48,22 @@ export class MarkerStream {
         return;
       }
       this.emit(text.slice(0, start));
-      const end = text.indexOf('\x07', start);
-      if (end < 0) {
-        if (text.length - start <= MAX_MARKER_LENGTH) {
-          this.carry = text.slice(start);
-          return;
-        }
-        // Too long to be ours: ordinary output that happens to look alike.
-        this.emit(text.slice(start, start + MARKER_INTRO.length));
-        text = text.slice(start + MARKER_INTRO.length);
-        continue;
+      text = text.slice(start);
+      const end = text.indexOf('\x07');
+      if (end < 0 && text.length <= MAX_MARKER_LENGTH) {
+        this.carry = text;
+        return;
       }
-      const marker = this.parse(text.slice(start + MARKER_INTRO.length, end));
-      if (marker) this.onMarker(marker);
-      else this.emit(text.slice(start, end + 1));
-      text = text.slice(end + 1);
+      const marker = end < 0 || end > MAX_MARKER_LENGTH ? null : this.parse(text.slice(MARKER_INTRO.length, end));
+      if (marker) {
+        this.onMarker(marker);
+        text = text.slice(end + 1);
+      } else {
+        // Not one of ours: give up only its first byte, so a look-alike printed just before a
+        // real marker cannot swallow it.
+        this.emit(text.slice(0, 1));
+        text = text.slice(1);
+      }
     }
   }
 

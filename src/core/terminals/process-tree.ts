@@ -96,3 +96,56 @@ export function killSession(session: number): void {
     }
   }
 }
+
+/** The PID namespace a process lives in (`pid:[inode]`), or null once it has ended. */
+export function pidNamespaceOf(pid: number | 'self'): string | null {
+  try {
+    return readlinkSync(`/proc/${String(pid)}/ns/pid`);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The inode of the TCP socket whose own port is `localPort` and whose peer's is `remotePort`, as
+ * this network namespace lists them (/proc/net/tcp and tcp6), or null.
+ */
+export function tcpSocketInode(localPort: number, remotePort: number): string | null {
+  const wanted = `:${localPort.toString(16).toUpperCase().padStart(4, '0')}`;
+  const peer = `:${remotePort.toString(16).toUpperCase().padStart(4, '0')}`;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[1]?.endsWith(wanted) && fields[2]?.endsWith(peer)) return fields[9] ?? null;
+    }
+  }
+  return null;
+}
+
+/** Whether one of the processes chosen by `member` holds the socket with this inode. */
+export function socketHeldBy(inode: string, member: (pid: number) => boolean): boolean {
+  const target = `socket:[${inode}]`;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || !member(Number(entry))) continue;
+    let descriptors: string[];
+    try {
+      descriptors = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const descriptor of descriptors) {
+      try {
+        if (readlinkSync(`/proc/${entry}/fd/${descriptor}`) === target) return true;
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  return false;
+}

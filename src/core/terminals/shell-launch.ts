@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { bwrapArguments } from '../sandbox/bwrap-arguments.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
 import type { ShellLaunch } from './shell-session.js';
@@ -57,6 +57,7 @@ export function shellLaunch(placement: ShellPlacement): ShellLaunch {
   if (placement.sandbox.mode === 'bwrap') {
     const args = bwrapArguments({
       writable: placement.writable,
+      serviceHome: homedir(),
       home: placement.home,
       hidden: placement.hidden,
       network: placement.sandbox.network,

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { IPty, spawn as spawnPty } from 'node-pty';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
-import { markerSettings, MarkerStream, type Marker } from './marker-stream.js';
-import { commandLineOf, currentDirectoryOf, findDescendant, killSession, readProcessStat } from './process-tree.js';
+import { markerSettings, MarkerStream, startMarkerCommand, type Marker } from './marker-stream.js';
+import { commandLineOf, currentDirectoryOf, findDescendant, killSession, pidNamespaceOf, readProcessStat } from './process-tree.js';
 import { commandInput } from './shell-input.js';
 import { plainText } from './terminal-output.js';
 
 // One persistent interactive bash on its own PTY. Completion is detected with markers that bash
-// itself prints: PS0 right after it has read a command line, PROMPT_COMMAND (with `$?`) when the
-// command has finished. Echo is off and PS1 empty, so what lies between the two markers is the
+// itself prints: one at the head of each command line we send, and PROMPT_COMMAND's (with `$?`)
+// when the command has finished. Echo is off and PS1 empty, so what lies between the two markers is the
 // command's own output. The markers carry a per-session nonce so output cannot collide with them
 // by accident; anything security-relevant (the working directory, whether a program holds the
 // terminal) is read from /proc instead, because a command can print whatever it likes.
@@ -32,6 +32,8 @@ export interface RunOutcome {
 }
 
 type Phase = 'starting' | 'idle' | 'awaiting-start' | 'running' | 'exited';
+
+export type ProcessMembership = { namespace: string } | { session: number };
 
 interface ActiveRun {
   /** An interrupt was asked for; it is delivered once bash has started the command. */
@@ -81,8 +83,9 @@ export class ShellSession {
     this.terminal.onData((chunk) => {
       this.markers.push(chunk);
     });
-    this.terminal.onExit(({ exitCode }) => {
-      this.ended(exitCode);
+    // Killed by a signal, the shell reports it as the shells do: 128 + its number.
+    this.terminal.onExit(({ exitCode, signal }) => {
+      this.ended(signal ? 128 + signal : exitCode);
     });
   }
 
@@ -115,8 +118,8 @@ export class ShellSession {
       });
     });
     // Echo off, history expansion off (`!` stays literal), no history file, no prompt of its own.
-    const settings = ['stty -echo', 'set +H', 'set +o history', 'unset HISTFILE', "PS1=''", "PS2=''", ...markerSettings(this.nonce)];
-    this.terminal.write(`${settings.join('; ')}\r`);
+    const settings = ['stty -echo', 'set +H', 'set +o history', 'unset HISTFILE', ...markerSettings(this.nonce)];
+    this.terminal.write(`${settings.join('; ')}\n`);
     await ready;
     this.shellPid = findDescendant(this.terminal.pid, 'bash');
     if (this.shellPid === null) throw new Error('the shell process could not be found');
@@ -145,6 +148,17 @@ export class ShellSession {
     return groups === null || groups.foreground !== groups.shell;
   }
 
+  /**
+   * What the processes of this terminal share: the shell's own PID namespace under bubblewrap
+   * (which also holds jobs that left the session), or else the PTY's session. Null once ended.
+   */
+  membership(): ProcessMembership | null {
+    if (this.phase === 'exited' || this.shellPid === null) return null;
+    const namespace = pidNamespaceOf(this.shellPid);
+    if (namespace !== null && namespace !== pidNamespaceOf('self')) return { namespace };
+    return { session: this.terminal.pid };
+  }
+
   /** The shell's real working directory (null once it has ended). */
   workingDirectory(): string | null {
     return this.shellPid === null ? null : currentDirectoryOf(this.shellPid);
@@ -161,7 +175,7 @@ export class ShellSession {
     });
     this.run = run;
     this.phase = 'awaiting-start';
-    this.terminal.write(commandInput(command, this.nonce));
+    this.terminal.write(commandInput(command, startMarkerCommand(this.nonce), this.nonce));
     return { finished, outputSoFar: () => runOutput(run) };
   }
 
@@ -186,6 +200,8 @@ export class ShellSession {
    * ends the PID namespace and so anything that left the session.
    */
   kill(): void {
+    // Once ended, the pid and session id may already belong to an unrelated process.
+    if (this.killed || this.phase === 'exited') return;
     this.killed = true;
     killSession(this.terminal.pid);
     try {

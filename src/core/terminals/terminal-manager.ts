@@ -1,10 +1,13 @@
 import { AppError } from '../errors/app-error.js';
 import { isPathInside } from '../paths/path-inside.js';
+import { pidNamespaceOf, readProcessStat, socketHeldBy, tcpSocketInode } from './process-tree.js';
 import type { TerminalSession } from './terminal-session.js';
 
 export interface TerminalManagerOptions {
   /** TERMINAL_IDLE_TIMEOUT_MS: an idle shell (no command, no output) is ended after it. */
   idleTimeoutMs: number;
+  /** MAX_TERMINALS_PER_USER: live terminals per user; as many exited ones are kept besides. */
+  maxPerUser: number;
   /** Told when the idle timeout ends a terminal, for the audit log. */
   onIdleEnd?: (terminal: TerminalSession) => void;
 }
@@ -15,6 +18,7 @@ export class TerminalManager {
   /** Creations under way per user: they count against the cap before their shell exists. */
   private readonly starting = new Map<string, number>();
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
 
   constructor(private readonly options: TerminalManagerOptions) {}
 
@@ -22,7 +26,8 @@ export class TerminalManager {
    * Reserves one of the user's MAX_TERMINALS_PER_USER places for a terminal being created;
    * exited terminals (kept until DELETE) hold no shell and do not count.
    */
-  claimSlot(userId: string, cap: number): () => void {
+  claimSlot(userId: string): () => void {
+    const cap = this.options.maxPerUser;
     const live = [...this.sessions.values()].filter((s) => s.ownerId === userId && s.status !== 'exited').length;
     const starting = this.starting.get(userId) ?? 0;
     if (live + starting >= cap) {
@@ -40,10 +45,17 @@ export class TerminalManager {
   }
 
   add(session: TerminalSession): void {
+    // Created while the service stops: it must not outlive stopAll().
+    if (this.stopped) {
+      session.kill();
+      throw new AppError('SERVICE_UNAVAILABLE', 'The service is stopping');
+    }
     this.sessions.set(session.id, session);
+    this.forgetOldExited(session.ownerId);
     this.armIdleTimer(session);
     session.onExit(() => {
       this.clearIdleTimer(session.id);
+      this.forgetOldExited(session.ownerId);
     });
   }
 
@@ -81,9 +93,45 @@ export class TerminalManager {
     return false;
   }
 
+  /**
+   * Whether the TCP connection from `clientPort` to our `serverPort` was opened by a process
+   * inside one of the live terminals. Sandboxed shells share the host's network when
+   * SANDBOX_NETWORK=true, so without this a command could call the service as its user (with
+   * authentication off, as everyone) and, say, confirm its own held commands.
+   */
+  isTerminalConnection(clientPort: number, serverPort: number): boolean {
+    const namespaces = new Set<string>();
+    const sessions = new Set<number>();
+    for (const session of this.sessions.values()) {
+      const membership = session.membership();
+      if (membership === null) continue;
+      if ('namespace' in membership) namespaces.add(membership.namespace);
+      else sessions.add(membership.session);
+    }
+    if (namespaces.size === 0 && sessions.size === 0) return false;
+    const inode = tcpSocketInode(clientPort, serverPort);
+    const member = (pid: number) => {
+      const namespace = namespaces.size > 0 ? pidNamespaceOf(pid) : null;
+      if (namespace !== null && namespaces.has(namespace)) return true;
+      return sessions.size > 0 && sessions.has(readProcessStat(pid)?.session ?? -1);
+    };
+    return inode !== null && socketHeldBy(inode, member);
+  }
+
   /** Ends every shell: the service is stopping and must leave no process behind. */
   stopAll(): void {
+    this.stopped = true;
     for (const session of this.sessions.values()) this.remove(session);
+  }
+
+  /**
+   * Exited terminals are kept until DELETE (CONTRACT §3) so their exit code and log can be read,
+   * but a user who never deletes them must not grow the service without bound: past as many as
+   * the live cap, the oldest go.
+   */
+  private forgetOldExited(userId: string): void {
+    const exited = this.listFor(userId).filter((session) => session.status === 'exited');
+    for (const session of exited.slice(0, Math.max(0, exited.length - this.options.maxPerUser))) this.remove(session);
   }
 
   private armIdleTimer(session: TerminalSession, delay = this.options.idleTimeoutMs): void {

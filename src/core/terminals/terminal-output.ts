@@ -11,11 +11,20 @@ const escapeSequences =
 // eslint-disable-next-line no-control-regex
 const controlCharacters = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
 
+/** Backspaces applied in one pass (each removes the character before it), as a terminal shows them. */
+function applyBackspaces(text: string): string {
+  if (!text.includes('\b')) return text;
+  const kept: string[] = [];
+  for (const char of text) {
+    if (char === '\b') kept.pop();
+    else kept.push(char);
+  }
+  return kept.join('');
+}
+
 /** One line of terminal text without escapes; `\r` keeps what was written after it. */
 function cleanLine(line: string): string {
-  let text = line.replace(escapeSequences, '');
-  // eslint-disable-next-line no-control-regex
-  while (text.includes('\b')) text = text.replace(/[^\n]?\x08/, '');
+  let text = applyBackspaces(line.replace(escapeSequences, ''));
   text = text.replace(controlCharacters, '');
   const withoutTrailingCr = text.replace(/\r+$/, '');
   const lastCr = withoutTrailingCr.lastIndexOf('\r');
@@ -26,6 +35,9 @@ function cleanLine(line: string): string {
 export function plainText(raw: string): string {
   return raw.split('\n').map(cleanLine).join('\n');
 }
+
+/** Longest line kept whole in the session log. */
+const MAX_LINE = 64 * 1024;
 
 /**
  * The session log behind `GET /api/terminals/:id/output`: plain lines, each command preceded by
@@ -38,11 +50,19 @@ export class OutputLog {
 
   constructor(private readonly capacity: number) {}
 
-  /** Raw output as it arrives; a line is logged once its newline has come. */
+  /**
+   * Raw output as it arrives; a line is logged once its newline has come. A line that never
+   * ends (a progress bar, a binary dump) is logged in pieces of MAX_LINE, so neither memory nor
+   * the work per chunk grows with it.
+   */
   append(raw: string): void {
     const pieces = (this.partial + raw).split('\n');
     this.partial = pieces.pop() ?? '';
     for (const piece of pieces) this.push(cleanLine(piece));
+    while (this.partial.length > MAX_LINE) {
+      this.push(cleanLine(this.partial.slice(0, MAX_LINE)));
+      this.partial = this.partial.slice(MAX_LINE);
+    }
     this.lastUpdate = new Date();
   }
 

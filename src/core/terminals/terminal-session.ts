@@ -1,5 +1,5 @@
 import { AppError } from '../errors/app-error.js';
-import type { ShellSession } from './shell-session.js';
+import type { ProcessMembership, ShellSession } from './shell-session.js';
 import { OutputLog } from './terminal-output.js';
 
 /** CONTRACT §3: `running` is an idle shell, `busy` a command running, `exited` kept until DELETE. */
@@ -70,6 +70,11 @@ export class TerminalSession {
     return directory;
   }
 
+  /** What this terminal's processes share (see ShellSession.membership). */
+  membership(): ProcessMembership | null {
+    return this.shell.membership();
+  }
+
   /** Where the shell started and where it was last seen: a workspace holding either is in use. */
   directories(): string[] {
     this.currentDirectory();
@@ -97,10 +102,18 @@ export class TerminalSession {
 
   /** Runs a reserved command; past `timeoutMs` it answers with the output so far and keeps running. */
   async run(command: string, options: { timeoutMs: number; waitForCompletion: boolean }): Promise<RunResult> {
+    let started: ReturnType<ShellSession['execute']>;
+    try {
+      started = this.shell.execute(command);
+    } catch {
+      // Deleted or ended between the reservation and now.
+      throw AppError.invalid('The terminal has exited; create a new one', { reason: 'exited' });
+    } finally {
+      this.reserved = false;
+    }
     this.log.command(command);
     this.touch();
-    const { finished, outputSoFar } = this.shell.execute(command);
-    this.reserved = false;
+    const { finished, outputSoFar } = started;
     void finished.then(() => {
       this.touch();
     });

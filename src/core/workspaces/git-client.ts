@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { SimpleGit } from 'simple-git';
 import { AppError } from '../errors/app-error.js';
 
@@ -11,8 +13,11 @@ export const GIT_TIMEOUT_MS = 10_000;
 //   its fsmonitor command: a workspace's `.git/config` and `.git/hooks` are writable by whoever
 //   can write the workspace, and neither may make the service run their programs. simple-git
 //   refuses any setting of these two keys unless told the setting is intended, hence `unsafe`.
+// - Other programs a repository's config can name (clean/smudge filters, textconv, gpg.program)
+//   have no such switch, so with a working sandbox every call runs through
+//   scripts/confined-git.sh: bubblewrap, read-only, no network, the service's secrets masked.
 // - `safe.directory=*` lets the service read repositories owned by another user (a mounted
-//   checkout); with hooks and fsmonitor off, that ownership no longer decides what runs.
+//   checkout); with hooks and fsmonitor off and the call confined, ownership decides nothing.
 // - The environment is built from scratch: simple-git would reject the GIT_* variables we set
 //   unless they are named in `allowEnvironment`, and ambient GIT_DIR / GIT_WORK_TREE / GIT_CONFIG_*
 //   from the service's own environment must not redirect a workspace's Git calls.
@@ -21,30 +26,56 @@ export const GIT_TIMEOUT_MS = 10_000;
 //   LC_ALL=C keeps Git's messages (carried to clients in errors) in one language.
 const disablingConfig = ['core.hooksPath=/dev/null', 'core.fsmonitor=', 'safe.directory=*'];
 const gitVariables = { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' };
+const confinedGit = fileURLToPath(new URL('../../../scripts/confined-git.sh', import.meta.url));
 
-function gitEnvironment(): Record<string, string> {
+export interface GitConfinement {
+  /** Whether calls run through bubblewrap (it works here, and SANDBOX is not `none`). */
+  confined: boolean;
+  /** The service's own folder and file to mask: the SQLite database's folder, `.env`. */
+  hiddenDirectory?: string | undefined;
+  hiddenFile?: string | undefined;
+}
+
+// Set once at start-up from the sandbox decision; every workspace function reads it here rather
+// than threading it through each signature.
+let confinement: GitConfinement = { confined: false };
+
+export function confineGitCalls(setting: GitConfinement): void {
+  confinement = setting;
+}
+
+function gitEnvironment(writable: string | undefined): Record<string, string> {
   const environment: Record<string, string> = { LC_ALL: 'C', ...gitVariables };
   for (const name of ['PATH', 'HOME'] as const) {
     const value = process.env[name];
     if (value !== undefined) environment[name] = value;
   }
+  if (confinement.confined) {
+    environment.ASSISTANT_GIT_PRIVATE_HOME = homedir();
+    if (writable !== undefined) environment.ASSISTANT_GIT_WRITABLE = writable;
+    if (confinement.hiddenDirectory !== undefined) environment.ASSISTANT_GIT_HIDE_DIR = confinement.hiddenDirectory;
+    if (confinement.hiddenFile !== undefined) environment.ASSISTANT_GIT_HIDE_FILE = confinement.hiddenFile;
+  }
   return environment;
 }
 
 /**
- * A Git client for one directory, which must exist (simple-git throws otherwise). simple-git is
- * loaded on the first Git call, not at start-up: most of its weight is never needed by a service
- * without workspaces.
+ * A Git client for one directory, which must exist (simple-git throws otherwise). `writable` is
+ * the one folder a confined call may change (a branch switch); other calls change nothing.
+ * simple-git is loaded on the first Git call, not at start-up.
  */
-export async function gitFor(directory: string): Promise<SimpleGit> {
+export async function gitFor(directory: string, options: { writable?: string } = {}): Promise<SimpleGit> {
   const { simpleGit } = await import('simple-git');
   return simpleGit({
     baseDir: directory,
+    // The wrapper's path is the service's own, never a caller's: simple-git's check for unusual
+    // characters in a custom binary guards against the latter.
+    ...(confinement.confined ? { binary: confinedGit } : {}),
     config: disablingConfig,
-    unsafe: { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true },
+    unsafe: { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafeCustomBinary: true },
     allowEnvironment: Object.keys(gitVariables),
     timeout: { block: GIT_TIMEOUT_MS },
-  }).env(gitEnvironment());
+  }).env(gitEnvironment(options.writable));
 }
 
 /** Git's own message of a failed call (its stderr), without the trailing newline. */

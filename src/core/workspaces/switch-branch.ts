@@ -2,7 +2,7 @@ import type { Store } from '../db/store.js';
 import { AppError } from '../errors/app-error.js';
 import { branchNameProblem } from './branch-name.js';
 import { requireWorkspace } from './find-workspace.js';
-import { gitMessage, inWorkspaceGit } from './git-client.js';
+import { gitFor, gitMessage, inWorkspaceGit } from './git-client.js';
 import { readGitState, requireWorkTree } from './git-state.js';
 import type { Actor } from '../auth/actor.js';
 import { auditWorkspace } from './workspace-audit.js';
@@ -24,9 +24,12 @@ export async function switchBranch(store: Store, actor: Actor, workspaceId: stri
   const tip = await inWorkspaceGit(() => git.raw(['rev-parse', '--verify', '--quiet', `refs/heads/${branchName}`]));
   if (tip.trim() === '') throw new AppError('WORKSPACE_ERROR', `Unknown branch: ${branchName}`);
   const from = (await readGitState(workspace.path)).branch;
+  // The only Git call that writes: confined, it may change the repository's own folder alone.
+  const topLevel = (await inWorkspaceGit(() => git.raw(['rev-parse', '--show-toplevel']))).trim();
+  const writer = await gitFor(workspace.path, { writable: topLevel });
   try {
     // `--` ends option parsing, so even a name that slipped past the check could not be an option.
-    await git.raw(['switch', '--no-guess', '--', branchName]);
+    await writer.raw(['switch', '--no-guess', '--', branchName]);
   } catch (error) {
     throw new AppError('WORKSPACE_ERROR', gitMessage(error), { details: { branch: branchName } });
   }

@@ -1,6 +1,6 @@
 import { constants, type Dirent, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { AppError } from '../errors/app-error.js';
 import { resolveInsideWorkspace } from './confined-path.js';
@@ -136,6 +136,10 @@ export async function writeWorkspaceFile(root: string, relativePath: string, con
   try {
     const place = await resolveInsideWorkspace(root, relativePath);
     if (place.target === place.root) throw new AppError('WORKSPACE_ERROR', 'Cannot write to the workspace directory itself');
+    // A repository's config and hooks name programs Git runs by itself: not for a tool to write.
+    if (place.relative.split(sep).includes('.git')) {
+      throw new AppError('SECURITY_VIOLATION', `Writing inside a repository's .git is refused: ${relativePath}`);
+    }
     const parent = dirname(place.target);
     await mkdir(parent, { recursive: true });
     // mkdir follows links: a directory swapped for a link meanwhile shows up as a different real path.

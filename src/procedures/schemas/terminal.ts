@@ -42,4 +42,3 @@ export const executeReplySchema = z.object({
   reasons: z.array(z.string()).optional(),
 });
 
-export const terminalIdParam = z.string().max(200);

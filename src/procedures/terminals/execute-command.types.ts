@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ProcedureMeta } from '../meta.js';
-import { executeReplySchema, terminalIdParam } from '../schemas/terminal.js';
+import { idParam } from '../schemas/common.js';
+import { executeReplySchema } from '../schemas/terminal.js';
 
 export const executeCommandMeta = {
   openapi: {
@@ -12,7 +13,7 @@ export const executeCommandMeta = {
 } satisfies ProcedureMeta;
 
 export const executeCommandInput = z.object({
-  terminalId: terminalIdParam,
+  terminalId: idParam,
   command: z.string().trim().min(1).max(100_000),
   waitForCompletion: z.boolean().default(true),
 });

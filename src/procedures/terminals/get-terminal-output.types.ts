@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { OUTPUT_LOG_LINES } from '../../core/terminals/terminal-session.js';
 import type { ProcedureMeta } from '../meta.js';
-import { terminalIdParam } from '../schemas/terminal.js';
+import { idParam } from '../schemas/common.js';
 
 export const getTerminalOutputMeta = {
   openapi: {
@@ -13,7 +13,7 @@ export const getTerminalOutputMeta = {
 } satisfies ProcedureMeta;
 
 export const getTerminalOutputInput = z.object({
-  terminalId: terminalIdParam,
+  terminalId: idParam,
   lines: z.coerce.number().int().min(1).max(OUTPUT_LOG_LINES).default(50),
 });
 
