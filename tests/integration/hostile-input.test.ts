@@ -15,7 +15,9 @@ const rawBodies = ['{', '[]', 'null', '"text"', '{"title":"a\\u0000"}', '{"title
 
 describeOnDatabases('hostile input', (kind) => {
   it('never gets a 5xx or a bare error', async () => {
-    await using svc = await startTestService(kind);
+    // System commands on, so the terminal and confirmation paths validate what they are sent
+    // instead of answering the feature flag's 403; with no workspace registered, no shell starts.
+    await using svc = await startTestService(kind, { ENABLE_SYSTEM_COMMANDS: 'true' });
     const doc = (await svc.request('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, any>> };
     const failures: string[] = [];
     let sent = 0;

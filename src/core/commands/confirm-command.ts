@@ -60,21 +60,15 @@ export async function confirmCommand(
   terminal.reserve();
   try {
     await decide('executed');
-  } catch (error) {
-    terminal.release();
-    throw error;
-  }
-  await audit('confirmed').catch((error: unknown) => {
-    terminal.release();
-    throw error;
-  });
-  try {
+    await audit('confirmed');
     const outcome = await runReserved(deps, actor, terminal, row.command, {
       waitForCompletion: true,
       confirmation: { commandId: row.id, issuedBy: row.userId },
     });
     return { executed: true, outcome };
   } catch (error) {
+    // Whatever stopped it before the command was sent, the terminal is free again.
+    terminal.release();
     // Analysed again in the shell's present state, it may now be critical (the shell moved since).
     if (error instanceof AppError && error.code === 'SECURITY_VIOLATION') {
       await store.db.pendingCommand.update({ where: { id: row.id }, data: { status: 'refused' } });

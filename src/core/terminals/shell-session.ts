@@ -23,10 +23,10 @@ export interface ShellLaunch {
 }
 
 export interface RunOutcome {
-  /** Plain text (ANSI stripped, `\n` endings) of the command's output so far. */
+  /** Plain text (ANSI stripped, `\n` endings) of the command's output. */
   output: string;
-  /** Null while the command still runs. */
-  exitCode: number | null;
+  /** The command's exit code, or the shell's when the shell itself ended (128 + signal if killed). */
+  exitCode: number;
   /** The shell itself ended (`exit`, killed). */
   shellExited: boolean;
 }
@@ -41,7 +41,7 @@ interface ActiveRun {
   chunks: string[];
   size: number;
   truncated: boolean;
-  finish(outcome: { exitCode: number | null; shellExited: boolean }): void;
+  finish(outcome: { exitCode: number; shellExited: boolean }): void;
 }
 
 /** Longest command output kept for one reply; the rest stays in the session log. */

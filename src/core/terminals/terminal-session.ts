@@ -63,11 +63,16 @@ export class TerminalSession {
     return this.shell.lastExitCode;
   }
 
-  /** The shell's current directory as the kernel reports it; null when unknown. */
+  /** The shell's current directory as the kernel reports it; null when unknown (for the analysis). */
   currentDirectory(): string | null {
     const directory = this.shell.workingDirectory();
     if (directory !== null) this.lastKnownDirectory = directory;
     return directory;
+  }
+
+  /** Where the shell is now, or was last seen once it has ended (for display). */
+  workingDirectory(): string {
+    return this.currentDirectory() ?? this.lastKnownDirectory;
   }
 
   /** What this terminal's processes share (see ShellSession.membership). */
@@ -77,8 +82,7 @@ export class TerminalSession {
 
   /** Where the shell started and where it was last seen: a workspace holding either is in use. */
   directories(): string[] {
-    this.currentDirectory();
-    return [this.initialDirectory, this.lastKnownDirectory];
+    return [this.initialDirectory, this.workingDirectory()];
   }
 
   /**
@@ -127,7 +131,7 @@ export class TerminalSession {
     const outcome = await Promise.race([finished, timedOut]);
     clearTimeout(timer);
     if (outcome === null) return { kind: 'timedOut', output: outputSoFar() };
-    return { kind: 'completed', output: outcome.output, exitCode: outcome.exitCode ?? -1 };
+    return { kind: 'completed', output: outcome.output, exitCode: outcome.exitCode };
   }
 
   interrupt(): void {

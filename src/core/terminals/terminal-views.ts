@@ -11,11 +11,10 @@ export interface TerminalView {
 
 /** A terminal as the API shows it; `workingDirectory` is where the shell is now, when known. */
 export function toTerminalView(session: TerminalSession): TerminalView {
-  const current = session.status === 'exited' ? null : session.currentDirectory();
   return {
     terminalId: session.id,
     status: session.status,
-    workingDirectory: current ?? session.directories()[1] ?? session.initialDirectory,
+    workingDirectory: session.workingDirectory(),
     lastExitCode: session.lastExitCode,
     createdAt: session.createdAt.toISOString(),
     lastActivity: session.lastActivity.toISOString(),
