@@ -39,7 +39,9 @@ async function startSleepers(url: string, workspacePath: string, marker: string)
     request(url, 'POST', `/api/terminals/${terminalId}/execute`, { json: { command, waitForCompletion } });
   expect((await execute(`sleep 1${marker} & sleep 2${marker} &`)).body.exitCode).toBe(0);
   expect((await execute(`sleep 3${marker}`, false)).body.status).toBe('busy');
-  expect(processesMatching(`sleep [123]${marker}`)).toBe(3);
+  // `busy` answers once the line is written to the shell, which forks the foreground sleep a
+  // moment later: wait for all three instead of racing the fork.
+  await waitFor(() => (processesMatching(`sleep [123]${marker}`) === 3 ? true : undefined), 3000, 'the three sleeps to start');
 }
 
 describe('terminal processes', () => {
