@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { ensureActiveModel } from './core/models/active-model.js';
+import { ModelDownloads } from './core/models/model-downloads.js';
 import { closeInterruptedAnswers } from './core/conversations/close-interrupted-answers.js';
 import type { Config } from './core/config/load-config.js';
 import { createDatabase } from './core/db/create-db.js';
@@ -14,6 +15,7 @@ import { serviceFiles } from './core/sandbox/service-files.js';
 import { confineGitCalls } from './core/workspaces/git-client.js';
 import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
+import { StreamRegistry } from './core/streams/stream-registry.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -46,14 +48,22 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     ? startPeriodicJobs(store, logger, { auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS })
     : null;
 
-  const deps: AppDeps = { config, store, logger, terminals, sandbox, startedAt };
+  const modelDownloads = new ModelDownloads();
+  const streams = new StreamRegistry({ maxPerUser: config.MAX_STREAMS_PER_USER, retentionMs: config.STREAM_RETENTION_MS });
+  const deps: AppDeps = { config, store, logger, terminals, sandbox, modelDownloads, streams, startedAt };
   const running = await listen(createApp(deps), config.PORT, config.HOST);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Shells go first: an execute waiting on a command then answers at once instead of
+      // Running generations are aborted and stored as `aborted` first (CONTRACT §6); their
+      // streams then end with `done`, which lets the server close.
+      const aborting = streams.abortAll();
+      // Shells go next: an execute waiting on a command then answers at once instead of
       // holding the shutdown, and no process outlives the service.
       terminals.stopAll();
+      await aborting;
+      // Pulls end before the database closes, so none records its outcome into a closed store.
+      await modelDownloads.stop();
       await closeServer(running.server, config.SHUTDOWN_TIMEOUT_MS);
       await jobs?.stop();
       await database.close();

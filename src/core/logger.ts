@@ -33,7 +33,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   );
 }
 
-const secretQueryKeys = new Set(['apikey', 'access_token', 'token', 'key']);
+const secretQueryKeys = new Set(['apikey', 'access_token', 'token', 'key', 'input']);
 
 /** A request URL with the values of secret query parameters replaced. */
 export function redactUrl(url: string): string {
@@ -50,6 +50,7 @@ export function redactUrl(url: string): string {
       } catch {
         // A malformed name is logged as sent; it cannot be one of the secret keys anyway.
       }
+      // `input` carries a whole /trpc call (an apiKey among its fields): never logged.
       return secretQueryKeys.has(decoded.toLowerCase()) ? `${name}=[redacted]` : pair;
     });
   return `${url.slice(0, queryStart)}?${params.join('&')}`;

@@ -3,7 +3,9 @@ import type { AppError } from '../core/errors/app-error.js';
 import type { Config } from '../core/config/load-config.js';
 import type { Store } from '../core/db/store.js';
 import type { Logger } from '../core/logger.js';
+import type { ModelDownloads } from '../core/models/model-downloads.js';
 import type { SandboxState } from '../core/sandbox/sandbox-state.js';
+import type { StreamRegistry } from '../core/streams/stream-registry.js';
 import type { TerminalManager } from '../core/terminals/terminal-manager.js';
 
 /** What every transport shares: built once at start-up. */
@@ -15,6 +17,10 @@ export interface AppDeps {
   terminals: TerminalManager;
   /** The sandbox terminal shells run in, decided at start-up. */
   sandbox: SandboxState;
+  /** This instance's Ollama pulls and their progress. */
+  modelDownloads: ModelDownloads;
+  /** This instance's chat generations, running and recently finished (resumable streams). */
+  streams: StreamRegistry;
   /** Epoch milliseconds of the start, for `uptime`. */
   startedAt: number;
 }

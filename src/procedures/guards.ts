@@ -53,6 +53,11 @@ export async function requireRoleFor(ctx: Context & { user: User }, roles: reado
   if (!roles.some((role) => holdsRole(ctx.user.roles, role))) await deny(ctx, ctx.user, `role ${roles.join('|')}`);
 }
 
+/** For permissions that depend on the input (a chat's provider, `mode:"agent"`): the same 403 and audit entry. */
+export async function requirePermissionFor(ctx: Context & { user: User }, permission: Permission): Promise<void> {
+  if (!ctx.user.permissions.has(permission)) await deny(ctx, ctx.user, permission);
+}
+
 /** Each feature flag (CONTRACT §1): whether it is on, and what to tell a caller when it is off. */
 const features: Record<Feature, { enabled: (config: Config) => boolean; variable: string; refusal: string }> = {
   systemCommands: {

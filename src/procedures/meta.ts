@@ -20,4 +20,9 @@ export type ProcedureMeta = OpenApiMeta<{
   guard?: Guard;
   rateGroup?: RateGroup;
   feature?: Feature;
+  /**
+   * The REST bridge answers with the Server-Sent Events of the stream the procedure names
+   * (its output is `{streamId, after}`) instead of JSON (CONTRACT §6).
+   */
+  sse?: boolean;
 }>;

@@ -16,4 +16,6 @@ export interface RouteAlias {
 export const legacyAliases: readonly RouteAlias[] = [
   { method: 'POST', path: '/api/conversations/save', procedure: 'conversations.save' },
   { method: 'DELETE', path: '/api/conversations/{id}', procedure: 'conversations.delete' },
+  { method: 'POST', path: '/api/models/download', procedure: 'models.download' },
+  { method: 'POST', path: '/api/markdown/stream', procedure: 'chat.streamMarkdown' },
 ];

@@ -1,6 +1,7 @@
 import { forEachOpenApiProcedure, generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { serviceVersion } from '../core/version.js';
 import type { AppRouter } from '../routers/app-router.js';
+import type { ProcedureMeta } from '../procedures/meta.js';
 import type { RouteAlias } from './legacy-aliases.js';
 
 type Operation = Record<string, unknown> & { operationId?: string };
@@ -50,12 +51,29 @@ export function buildOpenApiDocument(appRouter: AppRouter, aliases: readonly Rou
   };
   const paths = (document.paths ?? {}) as Record<string, PathItem>;
   const documentedPaths = new Map<string, string>();
-  forEachOpenApiProcedure(appRouter._def.procedures as never, ({ path, meta }) => {
+  forEachOpenApiProcedure<ProcedureMeta>(appRouter._def.procedures, ({ path, meta }) => {
     documentedPaths.set(path, meta.openapi.path);
+    if (meta.sse) describeEventStream(paths[meta.openapi.path]?.[meta.openapi.method.toLowerCase()]);
   });
   for (const alias of aliases) addAlias(paths, documentedPaths.get(alias.procedure), alias);
   document.paths = paths;
   return document;
+}
+
+const sseDescription =
+  'Server-Sent Events (CONTRACT §6): each event is `id: <streamId>:<seq>`, one `data: <json>` line and a blank line; ' +
+  'types text, tool_call, tool_result, error, context_update, done (always last); `: ping` every 15 s. ' +
+  'The X-Stream-Id header names the stream for GET /api/streams/{streamId} and its abort.';
+
+/** A streaming operation answers text/event-stream, not the JSON its procedure hands the SSE bridge. */
+function describeEventStream(operation: Operation | undefined): void {
+  const responses = operation?.responses as Record<string, Record<string, unknown>> | undefined;
+  if (!responses) return;
+  responses['200'] = {
+    description: sseDescription,
+    headers: { 'X-Stream-Id': { description: 'The stream id', schema: { type: 'string', format: 'uuid' } } },
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  };
 }
 
 function addAlias(paths: Record<string, PathItem>, targetPath: string | undefined, alias: RouteAlias): void {

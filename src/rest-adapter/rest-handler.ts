@@ -6,6 +6,7 @@ import { appErrorFrom } from '../procedures/error-mapping.js';
 import { createCallerFactory } from '../procedures/trpc.js';
 import { sendError } from '../http/error-response.js';
 import { createRequestContext } from '../http/request-context.js';
+import { seqFromLastEventId, writeSse } from '../realtime/sse-writer.js';
 import { readJsonBody } from './read-body.js';
 import { matchRoute, type Route } from './route-table.js';
 
@@ -52,17 +53,37 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
 
     const ctx: Context = createRequestContext(deps, req, res);
     try {
+      if (match.route.meta.sse && match.route.method === 'GET' && typeof input === 'object') {
+        input = withLastEventId(input as Record<string, unknown>, req.get('last-event-id'));
+      }
       const procedure = resolveProcedure(createCaller(ctx), match.route.procedure);
       const data: unknown = await procedure(input);
       for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
+      if (match.route.meta.sse) {
+        const { streamId, after } = data as { streamId: string; after: number };
+        await writeSse(res, deps.streams.require(ctx.user?.id ?? '', streamId), after, deps.config.SSE_PING_INTERVAL_MS);
+        return;
+      }
       res.status(ctx.response.status ?? 200).json(data);
     } catch (error) {
+      if (res.headersSent) {
+        // Only an SSE reply can be under way; its stream stays stored and replayable.
+        ctx.logger.error({ err: error, procedure: match.route.procedure }, 'writing a stream failed');
+        res.end();
+        return;
+      }
       let appError = appErrorFrom(error);
       if (bodyError && appError.code === 'INVALID_REQUEST') appError = bodyError;
       if (appError.status >= 500) ctx.logger.error({ err: error, procedure: match.route.procedure }, 'procedure failed');
       sendError(res, appError);
     }
   };
+}
+
+/** A reconnecting EventSource names its position in Last-Event-ID; it wins over `?after`. */
+function withLastEventId(input: Record<string, unknown>, header: string | undefined): Record<string, unknown> {
+  const seq = seqFromLastEventId(header);
+  return seq === undefined ? input : { ...input, after: seq };
 }
 
 function resolveProcedure(caller: object, dottedPath: string): (input: unknown) => Promise<unknown> {

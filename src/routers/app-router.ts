@@ -1,7 +1,9 @@
 import { router } from '../procedures/trpc.js';
 import { auditRouter } from './audit.js';
+import { chatRouter, streamsRouter } from './chat.js';
 import { contextRouter } from './context.js';
 import { conversationsRouter } from './conversations.js';
+import { modelsRouter } from './models.js';
 import { promptOrdersRouter } from './prompt-orders.js';
 import { securityRouter } from './security.js';
 import { systemRouter } from './system.js';
@@ -11,8 +13,11 @@ import { workspacesRouter } from './workspaces.js';
 /** Every operation of the service; REST, SSE, WebSocket and /trpc are bridges over it. */
 export const appRouter = router({
   system: systemRouter,
+  chat: chatRouter,
+  streams: streamsRouter,
   context: contextRouter,
   conversations: conversationsRouter,
+  models: modelsRouter,
   promptOrders: promptOrdersRouter,
   workspaces: workspacesRouter,
   terminals: terminalsRouter,

@@ -22,6 +22,30 @@ const expectedOperations = [
   // CONTRACT §7 rename, §5 auth/me
   'POST /api/conversation/{id}/rename',
   'GET /api/auth/me',
+  // interface-spec.md "Models", the per-provider model lists and the model alternative paths
+  'POST /api/message',
+  'POST /api/message/stream',
+  'POST /api/message/stream/markdown',
+  'POST /api/markdown/stream',
+  'POST /api/unified/message',
+  'POST /api/unified/stream',
+  'POST /api/openai/message',
+  'POST /api/openai/stream',
+  'POST /api/anthropic/message',
+  'POST /api/anthropic/stream',
+  'POST /api/ollama/message',
+  'POST /api/ollama/stream',
+  'GET /api/streams/{streamId}',
+  'POST /api/streams/{streamId}/abort',
+  'GET /api/models',
+  'POST /api/model/download',
+  'POST /api/model/switch',
+  'GET /api/model/current',
+  'GET /api/openai/models',
+  'GET /api/anthropic/models',
+  'GET /api/ollama/models',
+  'POST /api/models/download',
+  'DELETE /api/models/{name}',
   // interface-spec.md "Prompt orders and audit" (prompt-order rows)
   'GET /api/prompt-orders',
   'POST /api/prompt-orders',
@@ -81,6 +105,16 @@ describe('OpenAPI document and docs page', () => {
         ids.add(operation.operationId);
       }
     }
+  });
+
+  it('documents the streaming paths as text/event-stream replies', async () => {
+    const { body } = await svc.request('GET', '/api/openapi.json');
+    const streaming = ['/api/message/stream', '/api/message/stream/markdown', '/api/markdown/stream', '/api/unified/stream', '/api/ollama/stream'];
+    for (const path of streaming) {
+      expect(Object.keys(body.paths[path].post.responses['200'].content)).toEqual(['text/event-stream']);
+    }
+    expect(Object.keys(body.paths['/api/streams/{streamId}'].get.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(Object.keys(body.paths['/api/message'].post.responses['200'].content)).toEqual(['application/json']);
   });
 
   it('every documented path is served by a procedure (none answers the 404 of an unknown route)', async () => {

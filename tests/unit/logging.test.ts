@@ -6,6 +6,7 @@ describe('secrets in logs', () => {
   it('redacts apiKey and access_token query values, whatever their case', () => {
     expect(redactUrl('/api/openai/models?apiKey=sk-123&x=1')).toBe('/api/openai/models?apiKey=[redacted]&x=1');
     expect(redactUrl('/api/streams/1?ACCESS_TOKEN=eyJ&after=3')).toBe('/api/streams/1?ACCESS_TOKEN=[redacted]&after=3');
+    expect(redactUrl('/trpc/models.listOpenai?input=%7B%22json%22%3A%7B%22apiKey%22%3A%22sk-1%22%7D%7D')).toBe('/trpc/models.listOpenai?input=[redacted]');
     expect(redactUrl('/api/status')).toBe('/api/status');
     expect(redactUrl('/x?%E0=1&token=t')).toBe('/x?%E0=1&token=[redacted]');
   });

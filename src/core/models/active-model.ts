@@ -34,3 +34,14 @@ export async function getActiveModel(store: Store, config: Config): Promise<Acti
   const row = await store.db.setting.findUnique({ where: { key: SETTING_KEY } });
   return parseActiveModel(row?.value) ?? { name: config.AI_MODEL_NAME, provider: config.AI_MODEL_PROVIDER };
 }
+
+/** Stores the shared active model; it outlives restarts (CONTRACT §7). */
+export async function setActiveModel(store: Store, model: ActiveModel): Promise<ActiveModel> {
+  const value = { name: model.name, provider: model.provider };
+  await store.db.setting.upsert({
+    where: { key: SETTING_KEY },
+    create: { key: SETTING_KEY, value },
+    update: { value },
+  });
+  return value;
+}

@@ -26,6 +26,13 @@ export async function findDefaultPromptOrder(store: Store): Promise<PromptOrder 
   return row ? toPromptOrder(row) : null;
 }
 
+/** The stored order with this id, or null (a malformed id included). */
+export async function findPromptOrder(store: Store, id: string): Promise<PromptOrder | null> {
+  if (!isId(id)) return null;
+  const row = await store.db.promptOrder.findUnique({ where: { id } });
+  return row ? toPromptOrder(row) : null;
+}
+
 /** Creates an order, or updates the one named by `id` (unknown → 404). Marking one default clears the others. */
 export async function savePromptOrder(store: Store, input: PromptOrderInput): Promise<string> {
   const sections: PromptSection[] = input.sections.map((section) => ({

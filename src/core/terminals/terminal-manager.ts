@@ -18,6 +18,8 @@ export class TerminalManager {
   /** Creations under way per user: they count against the cap before their shell exists. */
   private readonly starting = new Map<string, number>();
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  /** The terminal each user's chat agent runs its commands in (see core/chat/agent-terminal.ts). */
+  private readonly agentTerminalIds = new Map<string, string>();
   private stopped = false;
 
   constructor(private readonly options: TerminalManagerOptions) {}
@@ -69,6 +71,17 @@ export class TerminalManager {
   /** Any user's terminal, for confirmations by Lead and TheDude. */
   find(id: string): TerminalSession | undefined {
     return this.sessions.get(id);
+  }
+
+  /** The user's agent terminal while it is live. */
+  agentTerminal(userId: string): TerminalSession | undefined {
+    const id = this.agentTerminalIds.get(userId);
+    const session = id === undefined ? undefined : this.sessions.get(id);
+    return session && session.status !== 'exited' && session.ownerId === userId ? session : undefined;
+  }
+
+  rememberAgentTerminal(session: TerminalSession): void {
+    this.agentTerminalIds.set(session.ownerId, session.id);
   }
 
   listFor(userId: string): TerminalSession[] {

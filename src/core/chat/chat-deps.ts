@@ -1,0 +1,9 @@
+import type { CommandDeps } from '../commands/command-deps.js';
+import type { Logger } from '../logger.js';
+import type { StreamRegistry } from '../streams/stream-registry.js';
+
+/** What the chat engine needs; the service's AppDeps provides it. */
+export interface ChatDeps extends CommandDeps {
+  logger: Logger;
+  streams: StreamRegistry;
+}

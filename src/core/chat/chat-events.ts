@@ -1,0 +1,32 @@
+import type { ConversationContext } from '../context/conversation-context.js';
+import type { ErrorCode } from '../errors/app-error.js';
+
+// The events of CONTRACT §6. The engine yields them; SSE, the non-streaming replies, WebSocket
+// frames and tRPC subscriptions only translate them.
+
+export const finishReasons = ['stop', 'length', 'tool-calls', 'error', 'aborted'] as const;
+export type FinishReason = (typeof finishReasons)[number];
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface DoneMetadata {
+  conversationId: string;
+  messageId: string;
+  provider: string;
+  model: string;
+  finishReason: FinishReason;
+  usage: TokenUsage;
+  durationMs: number;
+  timeToFirstTokenMs: number | null;
+}
+
+export type ChatEvent =
+  | { type: 'text'; content: string }
+  | { type: 'tool_call'; id: string; name: string; params: unknown }
+  | { type: 'tool_result'; id: string; name: string; result: unknown }
+  | { type: 'error'; code: ErrorCode; message: string }
+  | { type: 'context_update'; context: ConversationContext }
+  | { type: 'done'; metadata: DoneMetadata };

@@ -1,0 +1,124 @@
+import { tool, type ToolSet } from 'ai';
+import { z } from 'zod';
+import { recordAudit } from '../audit/record-audit.js';
+import type { Actor } from '../auth/actor.js';
+import type { CommandDeps } from '../commands/command-deps.js';
+import { executeCommand } from '../commands/execute-command.js';
+import { AppError } from '../errors/app-error.js';
+import type { Logger } from '../logger.js';
+import { readGitState } from '../workspaces/git-state.js';
+import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from '../workspaces/workspace-files.js';
+import { agentTerminalFor } from './agent-terminal.js';
+import type { OfferedTool } from './system-prompt.js';
+
+export const chatModes = ['chat', 'assistant', 'agent'] as const;
+export type ChatMode = (typeof chatModes)[number];
+
+export interface ToolContext {
+  deps: CommandDeps & { logger: Logger };
+  actor: Actor;
+  /** The real path of the caller's active workspace; every tool acts inside it. */
+  workspaceRoot: string;
+}
+
+/** A tool's failure goes back to the model as its result; the generation carries on (CONTRACT §6). */
+async function settle(work: () => Promise<unknown>, context: ToolContext, name: string): Promise<unknown> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AppError) return { error: error.message, code: error.code };
+    context.deps.logger.warn({ err: error, tool: name }, 'a tool failed');
+    return { error: `${name} could not be run`, code: 'TOOL_EXECUTION_ERROR' };
+  }
+}
+
+const relativePath = z.string().max(4096).describe('Path relative to the workspace root');
+
+function readOnlyTools(context: ToolContext, fileTools: boolean): ToolSet {
+  const root = context.workspaceRoot;
+  const tools: ToolSet = {
+    git_status: tool({
+      description: 'Branch, status (clean/dirty), changed-file counts and ahead/behind of the workspace',
+      inputSchema: z.object({}),
+      execute: () => settle(() => readGitState(root), context, 'git_status'),
+    }),
+  };
+  if (!fileTools) return tools;
+  tools.list_files = tool({
+    description: 'List the entries of a directory of the workspace',
+    inputSchema: z.object({ path: relativePath.default('.') }),
+    execute: ({ path }) => settle(() => listWorkspaceFiles(root, path, { maxEntries: 500 }), context, 'list_files'),
+  });
+  tools.read_file = tool({
+    description: 'Read a text file of the workspace (at most 256 KB)',
+    inputSchema: z.object({ path: relativePath }),
+    execute: ({ path }) => settle(() => readWorkspaceFile(root, path), context, 'read_file'),
+  });
+  return tools;
+}
+
+function writingTools(context: ToolContext, fileTools: boolean, systemCommands: boolean): ToolSet {
+  const { deps, actor, workspaceRoot: root } = context;
+  const tools: ToolSet = {};
+  if (fileTools) {
+    tools.write_file = tool({
+      description: 'Write a text file of the workspace, creating missing directories',
+      inputSchema: z.object({ path: relativePath, content: z.string().max(1_000_000) }),
+      execute: ({ path, content }) =>
+        settle(
+          async () => {
+            const written = await writeWorkspaceFile(root, path, content);
+            await recordAudit(deps.store, {
+              type: 'workspace',
+              userId: actor.user.id,
+              ip: actor.ip,
+              details: { action: 'file_written', by: 'agent', path: written.path, workspace: root },
+            });
+            return written;
+          },
+          context,
+          'write_file',
+        ),
+    });
+  }
+  if (systemCommands) {
+    tools.run_command = tool({
+      description:
+        'Run a shell command in the workspace terminal. High-risk commands wait for the user to confirm them; critical ones are refused.',
+      // Only the command is read: a risk level the model claims for its own call is ignored.
+      inputSchema: z.object({ command: z.string().min(1).max(100_000) }),
+      execute: ({ command }) =>
+        settle(
+          async () => {
+            const terminal = await agentTerminalFor(deps, actor, root);
+            const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true });
+            if (outcome.kind === 'held') {
+              return { status: 'pending_confirmation', commandId: outcome.commandId, risk: outcome.risk.level, reasons: outcome.risk.reasons };
+            }
+            if (outcome.kind === 'completed') return { status: 'completed', exitCode: outcome.exitCode, output: outcome.output, terminalId: terminal.id };
+            if (outcome.kind === 'timedOut') return { status: 'timed_out', output: outcome.output, terminalId: terminal.id };
+            return { status: 'started', terminalId: terminal.id };
+          },
+          context,
+          'run_command',
+        ),
+    });
+  }
+  return tools;
+}
+
+/**
+ * The tools of a mode (CONTRACT §7): `chat` none; `assistant` list_files, read_file, git_status;
+ * `agent` also write_file and run_command. ENABLE_FILE_OPERATIONS=false removes the file tools,
+ * ENABLE_SYSTEM_COMMANDS=false removes run_command; with no active workspace nothing is offered.
+ */
+export function toolsForMode(mode: ChatMode, context: ToolContext | null): { tools: ToolSet; offered: OfferedTool[] } {
+  if (mode === 'chat' || context === null) return { tools: {}, offered: [] };
+  const { config } = context.deps;
+  const tools: ToolSet = {
+    ...readOnlyTools(context, config.ENABLE_FILE_OPERATIONS),
+    ...(mode === 'agent' ? writingTools(context, config.ENABLE_FILE_OPERATIONS, config.ENABLE_SYSTEM_COMMANDS) : {}),
+  };
+  const offered = Object.entries(tools).map(([name, definition]) => ({ name, description: definition.description ?? '' }));
+  return { tools, offered };
+}

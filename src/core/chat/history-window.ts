@@ -1,0 +1,74 @@
+import type { ModelMessage } from 'ai';
+import type { Message } from '../../generated/sqlite/client.js';
+import type { Store } from '../db/store.js';
+
+/** How an answer's tool calls are stored on its assistant message (`toolCalls`). */
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  params: unknown;
+  result?: unknown;
+}
+
+function storedToolCalls(message: Message): StoredToolCall[] {
+  if (!Array.isArray(message.toolCalls)) return [];
+  return message.toolCalls.filter(
+    (call): call is StoredToolCall & Record<string, never> =>
+      call !== null && typeof call === 'object' && typeof (call as { id?: unknown }).id === 'string' && typeof (call as { name?: unknown }).name === 'string',
+  );
+}
+
+/**
+ * The last `limit` stored messages before `beforeSeq`, oldest first (CONTRACT §7: the model sees
+ * MAX_CONVERSATION_HISTORY past messages; storage keeps them all).
+ */
+export async function loadHistory(store: Store, conversationId: string, beforeSeq: number, limit: number): Promise<Message[]> {
+  const rows = await store.db.message.findMany({
+    where: { conversationId, seq: { lt: beforeSeq } },
+    orderBy: { seq: 'desc' },
+    take: limit,
+  });
+  return rows.reverse();
+}
+
+/**
+ * Stored messages as the model's messages. An answer that used tools is stored as one assistant
+ * message carrying its calls and their results, so the window can never split a call from its
+ * result; it becomes call → result → text again here. A `tool` message with no call to answer
+ * (only an import can make one) is left out for the same reason, and so are imported `system`
+ * messages: providers accept a system prompt only at the start, and ours is there.
+ */
+export function toModelMessages(history: readonly Message[], toolsOffered: boolean): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  for (const message of history) {
+    if (message.role === 'user') {
+      messages.push({ role: 'user', content: message.content });
+      continue;
+    }
+    if (message.role !== 'assistant') continue;
+    const calls = storedToolCalls(message);
+    if (calls.length > 0 && toolsOffered) {
+      messages.push({
+        role: 'assistant',
+        content: calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: call.params ?? {} })),
+      });
+      messages.push({
+        role: 'tool',
+        content: calls.map((call) => ({
+          type: 'tool-result' as const,
+          toolCallId: call.id,
+          toolName: call.name,
+          output: { type: 'json' as const, value: (call.result ?? { error: 'no result was recorded' }) as never },
+        })),
+      });
+    } else if (calls.length > 0) {
+      // Without tools on offer, some providers refuse tool blocks in the history: the calls are
+      // told as text instead, so the model still knows what it did.
+      const told = calls.map((call) => `[${call.name} ${JSON.stringify(call.params ?? {})} → ${JSON.stringify(call.result ?? null)}]`);
+      messages.push({ role: 'assistant', content: [...told, message.content].filter(Boolean).join('\n') });
+      continue;
+    }
+    if (message.content !== '') messages.push({ role: 'assistant', content: message.content });
+  }
+  return messages;
+}

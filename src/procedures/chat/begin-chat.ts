@@ -1,0 +1,42 @@
+import type { User } from '../../core/auth/permissions.js';
+import { chooseApiKey, chooseChatModel, type ChatRoute } from '../../core/chat/chat-target.js';
+import { startChat } from '../../core/chat/start-chat.js';
+import { AppError } from '../../core/errors/app-error.js';
+import { getActiveModel } from '../../core/models/active-model.js';
+import type { StreamJob } from '../../core/streams/stream-job.js';
+import type { Context } from '../context.js';
+import { requirePermissionFor } from '../guards.js';
+import type { ChatInput } from '../schemas/chat.js';
+
+/**
+ * What every chat procedure does before its transport takes over: the input-dependent guards
+ * (CONTRACT §5: `providers:<provider>`, and terminal:execute for `mode:"agent"`, both before any
+ * byte), the model and key rules, then the engine's job.
+ */
+export async function beginChat(
+  ctx: Context & { user: User },
+  input: ChatInput,
+  route: ChatRoute,
+  options: { wholeLines?: boolean } = {},
+): Promise<StreamJob> {
+  if (input.mode === 'agent') await requirePermissionFor(ctx, 'terminal:execute');
+  const active = await getActiveModel(ctx.store, ctx.config);
+  const chosen = chooseChatModel(ctx.config, route, input.model, active);
+  await requirePermissionFor(ctx, `providers:${chosen.provider}`);
+  if (input.message.length > ctx.config.MAX_MESSAGE_LENGTH) {
+    throw AppError.invalid('Invalid request', {
+      issues: [{ path: ['message'], message: `must be at most ${ctx.config.MAX_MESSAGE_LENGTH} characters` }],
+    });
+  }
+  const target = chooseApiKey(ctx.config, route, chosen, input.apiKey);
+  return startChat(ctx, {
+    actor: { user: ctx.user, ip: ctx.ip },
+    target,
+    message: input.message,
+    mode: input.mode,
+    conversationId: input.conversation_id,
+    promptOrders: input.promptOrders,
+    options: input.options,
+    wholeLines: options.wholeLines ?? false,
+  });
+}

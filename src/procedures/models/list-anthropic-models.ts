@@ -1,0 +1,12 @@
+import { listHostedModels } from '../../core/models/list-models.js';
+import { requirePermission } from '../guards.js';
+import { apiKeyQuery, modelListOutput } from './model.schemas.js';
+import { listAnthropicModelsMeta } from './list-anthropic-models.types.js';
+
+// Unlike GET /api/models, a provider's own list fails loudly: a rejected key → 400,
+// unreachable → 503, 429 → 429 (core/providers/upstream-error.ts).
+export const listAnthropicModelsProcedure = requirePermission('models:list')
+  .meta(listAnthropicModelsMeta)
+  .input(apiKeyQuery)
+  .output(modelListOutput)
+  .query(async ({ ctx, input }) => ({ models: await listHostedModels(ctx, 'anthropic', input.apiKey) }));

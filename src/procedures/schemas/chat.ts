@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { providerNames } from '../../core/config/env-schema.js';
+import { chatModes } from '../../core/chat/chat-tools.js';
+import { finishReasons } from '../../core/chat/chat-events.js';
+import { promptOrderInputSchema } from '../../core/prompt-orders/prompt-order-schema.js';
+import { contextSchema } from './conversation.js';
+
+// The chat bodies of interface-spec "Chat and assistant" and "Unified and per-provider chat",
+// with CONTRACT §6's `options`. MAX_MESSAGE_LENGTH is a setting, so the procedures check it.
+
+const promptOrdersSchema = z.union([
+  z.object({ orderId: z.string().min(1).max(200) }),
+  z.object({ order: promptOrderInputSchema }),
+]);
+
+const chatFields = {
+  message: z.string().min(1, 'must not be empty'),
+  mode: z.enum(chatModes).default('assistant'),
+  model: z.string().trim().min(1).max(300).optional(),
+  conversation_id: z.string().max(200).optional(),
+  promptOrders: promptOrdersSchema.optional(),
+  options: z
+    .object({
+      temperature: z.number().min(0).max(2).optional(),
+      maxTokens: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .optional(),
+};
+
+const apiKey = z.string().max(1000);
+
+/** /api/message and its stream paths: apiKey optional (the server's key otherwise). */
+export const plainChatInput = z.object({ ...chatFields, apiKey: apiKey.optional() });
+
+/** /api/unified/*: the provider is named in the body. */
+export const unifiedChatInput = z.object({ ...chatFields, provider: z.enum(providerNames), apiKey: apiKey.optional() });
+
+/** /api/openai/* and /api/anthropic/*: the caller's key is required (checked with a clear message). */
+export const hostedChatInput = z.object({ ...chatFields, apiKey: apiKey.optional() });
+
+/** /api/ollama/*: no key. */
+export const localChatInput = z.object(chatFields);
+
+export type ChatInput = z.output<typeof plainChatInput>;
+
+export const usageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+
+export const doneMetadataSchema = z.object({
+  conversationId: z.string(),
+  messageId: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  finishReason: z.enum(finishReasons),
+  usage: usageSchema,
+  durationMs: z.number(),
+  timeToFirstTokenMs: z.number().nullable(),
+});
+
+/** Every non-streaming chat reply: the spec's fields of each path, in one shape. */
+export const chatReplySchema = z.object({
+  success: z.boolean(),
+  response: z.string(),
+  context: contextSchema,
+  conversation_id: z.string(),
+  conversationId: z.string(),
+  model: z.string(),
+  provider: z.string(),
+  toolCalls: z.array(z.object({ id: z.string(), name: z.string(), params: z.unknown(), result: z.unknown().optional() })),
+  metadata: doneMetadataSchema,
+});
+
+/** What a streaming procedure hands the SSE bridge. */
+export const streamHandleSchema = z.object({
+  streamId: z.string(),
+  after: z.number().int().min(0),
+});
+
+export type ChatReply = z.output<typeof chatReplySchema>;

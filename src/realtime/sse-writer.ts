@@ -1,0 +1,46 @@
+import { once } from 'node:events';
+import type { Response } from 'express';
+import type { StreamJob } from '../core/streams/stream-job.js';
+
+/**
+ * Writes a job's events as Server-Sent Events (CONTRACT §6): `id: <streamId>:<seq>`, one
+ * `data:` line, a blank line; a `: ping` comment at each interval. The reader is followed at its
+ * own pace: when the socket's buffer is full we wait for it to drain instead of buffering the
+ * stream in memory, and the job (which never waits for readers) keeps every event for a replay.
+ * A reader that leaves stops only this writer, never the generation.
+ */
+export async function writeSse(res: Response, job: StreamJob, after: number, pingIntervalMs: number): Promise<void> {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.setHeader('X-Stream-Id', job.id);
+  res.setHeader('Connection', 'keep-alive');
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+
+  const gone = new AbortController();
+  res.on('close', () => {
+    gone.abort();
+  });
+  const ping = setInterval(() => {
+    if (!res.writableEnded) res.write(': ping\n\n');
+  }, pingIntervalMs);
+  try {
+    for await (const { seq, event } of job.follow(after, gone.signal)) {
+      if (gone.signal.aborted) break;
+      const fits = res.write(`id: ${job.id}:${seq}\ndata: ${JSON.stringify(event)}\n\n`);
+      if (!fits) await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
+    }
+  } finally {
+    clearInterval(ping);
+    if (!res.writableEnded) res.end();
+  }
+}
+
+/** The position a reconnecting client names: `Last-Event-ID: <streamId>:<seq>` (or a bare seq). */
+export function seqFromLastEventId(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const match = /^(?:[0-9a-f-]+:)?(\d{1,9})$/i.exec(header.trim());
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}

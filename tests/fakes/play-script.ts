@@ -1,0 +1,144 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Exchange } from './fake-server.js';
+import { replyFor, type ChatReply, type Script } from './scripts.js';
+
+/** One piece of a streamed body; `text` marks the frames that carry a scripted text chunk. */
+export interface Frame {
+  data: string;
+  text?: boolean;
+}
+
+/** How one provider puts a reply on the wire; the script kinds themselves are played here, once. */
+export interface ChatDialect {
+  streamContentType: string;
+  streamFrames(reply: ChatReply): Frame[];
+  completeBody(reply: ChatReply): unknown;
+  errorBody(status: number): unknown;
+  /** Bodies for `malformed`: right content type, unparsable content. */
+  malformedStream: string;
+  malformedBody: string;
+}
+
+export async function playScript(exchange: Exchange, script: Script, dialect: ChatDialect, stream: boolean): Promise<void> {
+  const { res } = exchange;
+  switch (script.kind) {
+    case 'refuse':
+      exchange.destroy();
+      return;
+    case 'stall':
+      // Nothing is written; the socket stays open until the client aborts or close() destroys it.
+      return;
+    case 'fail': {
+      const raw = typeof script.body === 'string' ? script.body : undefined;
+      const contentType = raw === undefined ? 'application/json' : 'text/plain; charset=utf-8';
+      res.writeHead(script.status, { 'content-type': contentType, ...script.headers });
+      res.end(raw ?? JSON.stringify(script.body ?? dialect.errorBody(script.status)));
+      return;
+    }
+    case 'malformed':
+      if (stream) {
+        res.writeHead(200, streamHeaders(dialect));
+        res.end(dialect.malformedStream);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(dialect.malformedBody);
+      }
+      return;
+    case 'text':
+    case 'tools':
+    case 'cut': {
+      const reply = replyFor(script);
+      const cutAfter = script.kind === 'cut' ? script.after : undefined;
+      if (stream) await writeStream(exchange, dialect, reply, cutAfter);
+      else await writeComplete(exchange, dialect, reply, cutAfter !== undefined);
+      return;
+    }
+  }
+}
+
+function streamHeaders(dialect: ChatDialect) {
+  return { 'content-type': dialect.streamContentType, 'cache-control': 'no-cache' };
+}
+
+async function writeStream(exchange: Exchange, dialect: ChatDialect, reply: ChatReply, cutAfter: number | undefined) {
+  const { res } = exchange;
+  const frames = dialect.streamFrames(reply);
+  const end = cutAfter === undefined ? frames.length : cutIndex(frames, cutAfter);
+  res.writeHead(200, streamHeaders(dialect));
+  // Sends the headers now, as real providers do, so the client's fetch resolves before the first chunk.
+  res.flushHeaders();
+  let textSent = 0;
+  for (const frame of frames.slice(0, end)) {
+    if (frame.text === true && textSent++ > 0 && !(await pause(reply.chunkDelayMs, exchange.signal))) return;
+    if (!(await write(exchange, frame.data))) return;
+  }
+  if (cutAfter === undefined) {
+    res.end();
+    return;
+  }
+  // A client's fetch drops whatever it has not read yet when the socket fails, so the cut waits
+  // until the chunks it promised have had time to arrive, as they would have on a real network.
+  if (await pause(Math.max(reply.chunkDelayMs, cutGraceMs), exchange.signal)) exchange.destroy();
+}
+
+const cutGraceMs = 30;
+
+/** The frame index to stop before: right after the `after`-th text frame, or at the first one when `after` is 0. */
+function cutIndex(frames: Frame[], after: number): number {
+  let seen = 0;
+  for (let index = 0; index < frames.length; index++) {
+    if (frames[index]?.text !== true) continue;
+    if (seen === after) return index;
+    seen++;
+  }
+  // Fewer text chunks than `after`: stop after the last one, still before the stream's proper ending.
+  const lastText = frames.findLastIndex((frame) => frame.text === true);
+  return lastText === -1 ? frames.length : lastText + 1;
+}
+
+async function writeComplete(exchange: Exchange, dialect: ChatDialect, reply: ChatReply, cut: boolean) {
+  // A non-streaming model still takes the time its chunks would have taken.
+  if (!(await pause(reply.chunkDelayMs * Math.max(0, reply.chunks.length - 1), exchange.signal))) return;
+  const body = Buffer.from(JSON.stringify(dialect.completeBody(reply)));
+  exchange.res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+  if (!cut) {
+    exchange.res.end(body);
+    return;
+  }
+  // The declared length promises more than arrives, so the client sees a truncated body, not a short one.
+  if (await write(exchange, body.subarray(0, Math.floor(body.length / 2)))) exchange.destroy();
+}
+
+/** Waits, unless the connection closes first; returns whether it is still worth writing. */
+export async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (ms > 0) {
+    try {
+      await sleep(ms, undefined, { signal });
+    } catch {
+      return false;
+    }
+  }
+  return !signal.aborted;
+}
+
+/** Writes with backpressure; returns false when the connection closed instead of draining. */
+async function write(exchange: Exchange, data: string | Buffer): Promise<boolean> {
+  const { res, signal } = exchange;
+  if (signal.aborted) return false;
+  if (res.write(data)) return true;
+  return new Promise((resolve) => {
+    const done = (drained: boolean) => {
+      res.off('drain', onDrain);
+      signal.removeEventListener('abort', onAbort);
+      resolve(drained);
+    };
+    const onDrain = () => {
+      done(true);
+    };
+    const onAbort = () => {
+      done(false);
+    };
+    res.once('drain', onDrain);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
