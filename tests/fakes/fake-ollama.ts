@@ -112,6 +112,7 @@ function ollamaDialect(model: string): ChatDialect {
       return envelope({ message, ...done(reply) });
     },
     errorBody: ollamaError,
+    streamErrorFrame: `${JSON.stringify({ error: 'an error was encountered while running the model' })}\n`,
     malformedStream: '{"model":"broken","created_at":\n<html>upstream proxy error</html>\n',
     malformedBody: '{"model":"broken","message":{"role":"assistant","content":',
   };

@@ -146,6 +146,7 @@ function openAIDialect(context: { id: string; model: string; includeUsage: boole
       };
     },
     errorBody: (status) => openAIError(status),
+    streamErrorFrame: sse(openAIError(500)),
     malformedStream: 'data: {"id":"chatcmpl-broken","choices":[{"delta":{"content":"Hel\n\ndata: <html>upstream proxy error</html>\n\n',
     malformedBody: '{"id":"chatcmpl-broken","object":"chat.completion","choices":[{"message":',
   };

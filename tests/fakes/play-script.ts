@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Exchange } from './fake-server.js';
-import { replyFor, type ChatReply, type Script } from './scripts.js';
+import { replyFor, type AnsweringScript, type ChatReply, type Script } from './scripts.js';
 
 /** One piece of a streamed body; `text` marks the frames that carry a scripted text chunk. */
 export interface Frame {
@@ -14,6 +14,8 @@ export interface ChatDialect {
   streamFrames(reply: ChatReply): Frame[];
   completeBody(reply: ChatReply): unknown;
   errorBody(status: number): unknown;
+  /** The provider's own report of a failure inside a stream it started with 200. */
+  streamErrorFrame: string;
   /** Bodies for `malformed`: right content type, unparsable content. */
   malformedStream: string;
   malformedBody: string;
@@ -46,13 +48,35 @@ export async function playScript(exchange: Exchange, script: Script, dialect: Ch
       return;
     case 'text':
     case 'tools':
-    case 'cut': {
+    case 'cut':
+    case 'streamError':
+    case 'stallMidStream': {
       const reply = replyFor(script);
-      const cutAfter = script.kind === 'cut' ? script.after : undefined;
-      if (stream) await writeStream(exchange, dialect, reply, cutAfter);
-      else await writeComplete(exchange, dialect, reply, cutAfter !== undefined);
+      const ending = endingOf(script);
+      if (stream) await writeStream(exchange, dialect, reply, ending);
+      else if (script.kind === 'streamError') res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(dialect.errorBody(500)));
+      else if (script.kind !== 'stallMidStream') await writeComplete(exchange, dialect, reply, script.kind === 'cut');
       return;
     }
+  }
+}
+
+/** How a stream that stops early stops: after how many text chunks, and then what. */
+interface EarlyEnding {
+  after: number;
+  then: 'cut' | 'error' | 'stall';
+}
+
+function endingOf(script: AnsweringScript): EarlyEnding | undefined {
+  switch (script.kind) {
+    case 'cut':
+      return { after: script.after, then: 'cut' };
+    case 'streamError':
+      return { after: script.after, then: 'error' };
+    case 'stallMidStream':
+      return { after: script.after, then: 'stall' };
+    default:
+      return undefined;
   }
 }
 
@@ -60,10 +84,10 @@ function streamHeaders(dialect: ChatDialect) {
   return { 'content-type': dialect.streamContentType, 'cache-control': 'no-cache' };
 }
 
-async function writeStream(exchange: Exchange, dialect: ChatDialect, reply: ChatReply, cutAfter: number | undefined) {
+async function writeStream(exchange: Exchange, dialect: ChatDialect, reply: ChatReply, ending: EarlyEnding | undefined) {
   const { res } = exchange;
   const frames = dialect.streamFrames(reply);
-  const end = cutAfter === undefined ? frames.length : cutIndex(frames, cutAfter);
+  const end = ending === undefined ? frames.length : cutIndex(frames, ending.after);
   res.writeHead(200, streamHeaders(dialect));
   // Sends the headers now, as real providers do, so the client's fetch resolves before the first chunk.
   res.flushHeaders();
@@ -72,10 +96,16 @@ async function writeStream(exchange: Exchange, dialect: ChatDialect, reply: Chat
     if (frame.text === true && textSent++ > 0 && !(await pause(reply.chunkDelayMs, exchange.signal))) return;
     if (!(await write(exchange, frame.data))) return;
   }
-  if (cutAfter === undefined) {
+  if (ending === undefined) {
     res.end();
     return;
   }
+  if (ending.then === 'error') {
+    res.end(dialect.streamErrorFrame);
+    return;
+  }
+  // Silence: the socket stays open until the client aborts or close() destroys it.
+  if (ending.then === 'stall') return;
   // A client's fetch drops whatever it has not read yet when the socket fails, so the cut waits
   // until the chunks it promised have had time to arrive, as they would have on a real network.
   if (await pause(Math.max(reply.chunkDelayMs, cutGraceMs), exchange.signal)) exchange.destroy();

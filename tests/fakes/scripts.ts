@@ -26,6 +26,10 @@ export type Script =
   | { kind: 'stall' }
   /** 200 and headers, `after` text chunks, then the socket is destroyed. */
   | { kind: 'cut'; chunks: string[]; after: number; chunkDelayMs?: number }
+  /** 200 and headers, `after` text chunks, then the provider's own in-stream error and the end of the body. */
+  | { kind: 'streamError'; chunks: string[]; after: number }
+  /** 200 and headers, `after` text chunks, then silence until the client gives up or the fake closes. */
+  | { kind: 'stallMidStream'; chunks: string[]; after: number }
   /** 200 and the right content type, then a body that is not valid SSE JSON / NDJSON / JSON. */
   | { kind: 'malformed' };
 
@@ -40,7 +44,9 @@ export interface ChatReply {
   chunkDelayMs: number;
 }
 
-export function replyFor(script: Extract<Script, { kind: 'text' | 'tools' | 'cut' }>): ChatReply {
+export type AnsweringScript = Extract<Script, { kind: 'text' | 'tools' | 'cut' | 'streamError' | 'stallMidStream' }>;
+
+export function replyFor(script: AnsweringScript): ChatReply {
   switch (script.kind) {
     case 'text':
       return {
@@ -61,12 +67,14 @@ export function replyFor(script: Extract<Script, { kind: 'text' | 'tools' | 'cut
       };
     }
     case 'cut':
+    case 'streamError':
+    case 'stallMidStream':
       return {
         chunks: script.chunks,
         calls: [],
         usage: defaultUsage(script.chunks.length),
         finish: 'stop',
-        chunkDelayMs: script.chunkDelayMs ?? 0,
+        chunkDelayMs: script.kind === 'cut' ? (script.chunkDelayMs ?? 0) : 0,
       };
   }
 }

@@ -135,8 +135,8 @@ describe('chat modes and tools', () => {
   });
 
   describe('a failing tool is a tool_result with error, and the generation goes on to done', () => {
-    // `code` for the tools' own failures (their result goes back to the model as JSON); the
-    // calls the AI SDK rejects before running anything go back as the error's text.
+    // `code` for the tools' own failures; calls refused before anything runs (arguments that do
+    // not fit, a tool not on offer) carry only the error. Either way the model gets the result as JSON.
     const failing: { label: string; name: string; args: unknown; code?: string; error: RegExp }[] = [
       { label: 'a missing file', name: 'read_file', args: { path: 'missing.txt' }, code: 'WORKSPACE_ERROR', error: /^No such file or directory: missing\.txt$/ },
       { label: 'a path escaping the workspace', name: 'read_file', args: { path: '../../etc/passwd' }, code: 'SECURITY_VIOLATION', error: /outside the workspace/ },
@@ -154,13 +154,8 @@ describe('chat modes and tools', () => {
         expect(JSON.stringify(result)).not.toContain('root:');
         // The model is told about the failure in the next request: the same error the client saw.
         const told = toolMessagesOf(fake.chatRequests()[1]?.body);
-        if (failure.code) {
-          expect(result).toEqual({ error: result.error, code: failure.code });
-          expect(told).toEqual([result]);
-        } else {
-          expect(result).toEqual({ error: result.error });
-          expect(told).toEqual([result.error]);
-        }
+        expect(result).toEqual(failure.code ? { error: result.error, code: failure.code } : { error: result.error });
+        expect(told).toEqual([result]);
         expect(existsSync(join(workspace.path, 'x.txt'))).toBe(false);
       });
     }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openAIError, startFakeOllama, startFakeOpenAI, type FakeOllama, type FakeProvider, type Script } from '../fakes/index.js';
+import { anthropicError, openAIError, startFakeAnthropic, startFakeOllama, startFakeOpenAI, type FakeOllama, type FakeProvider, type Script } from '../fakes/index.js';
 import { closedOrigin } from '../helpers/closed-origin.js';
 import { openSse, typesOf, type SseEvent } from '../helpers/sse.js';
 import { expectEnvelope, startTestService, type TestResponse, type TestService } from '../helpers/test-service.js';
@@ -16,7 +16,7 @@ interface StoredMessage {
 }
 
 interface ProviderCase {
-  name: 'ollama' | 'openai';
+  name: 'ollama' | 'openai' | 'anthropic';
   fake: () => FakeProvider;
   messagePath: string;
   streamPath: string;
@@ -44,13 +44,15 @@ const serverKey = 'sk-server-CANARY9876543210zyxwvu';
 describe('chat upstream errors', () => {
   let ollama: FakeOllama;
   let openai: FakeProvider;
+  let anthropic: FakeProvider;
   let svc: TestService;
 
   beforeAll(async () => {
-    [ollama, openai] = await Promise.all([startFakeOllama(), startFakeOpenAI()]);
+    [ollama, openai, anthropic] = await Promise.all([startFakeOllama(), startFakeOpenAI(), startFakeAnthropic()]);
     svc = await startTestService('sqlite', {
       OLLAMA_BASE_URL: ollama.url,
       OPENAI_BASE_URL: openai.url,
+      ANTHROPIC_BASE_URL: anthropic.url,
       OPENAI_API_KEY: serverKey,
       PROVIDER_TIMEOUT_MS: '300',
       RATE_LIMIT_ENABLED: 'false',
@@ -58,11 +60,12 @@ describe('chat upstream errors', () => {
   });
   afterAll(async () => {
     await svc[Symbol.asyncDispose]();
-    await Promise.all([ollama.close(), openai.close()]);
+    await Promise.all([ollama.close(), openai.close(), anthropic.close()]);
   });
   beforeEach(async () => {
     ollama.reset();
     openai.reset();
+    anthropic.reset();
     // Each test in a conversation of its own, so "the last stored message" is this test's.
     expect((await svc.request('POST', '/api/context/clear')).status).toBe(200);
   });
@@ -84,6 +87,14 @@ describe('chat upstream errors', () => {
       streamPath: '/api/unified/stream',
       body: (message) => ({ message, mode: 'chat', provider: 'openai', apiKey: 'sk-test' }),
       unknownModel: () => ({ script: { kind: 'fail', status: 404, body: openAIError(404, { message: "The model 'nope' does not exist", code: 'model_not_found' }) } }),
+    },
+    {
+      name: 'anthropic',
+      fake: () => anthropic,
+      messagePath: '/api/anthropic/message',
+      streamPath: '/api/anthropic/stream',
+      body: (message) => ({ message, mode: 'chat', apiKey: 'sk-ant-test' }),
+      unknownModel: () => ({ script: { kind: 'fail', status: 404, body: anthropicError(404, 'model: nope') } }),
     },
   ];
 
@@ -191,6 +202,8 @@ describe('chat upstream errors', () => {
         const duringStream: { label: string; script: Script; texts: string[] }[] = [
           { label: 'connection cut after 2 chunks', script: { kind: 'cut', chunks: ['one ', 'two ', 'three'], after: 2 }, texts: ['one ', 'two '] },
           { label: 'malformed body', script: { kind: 'malformed' }, texts: [] },
+          { label: "the provider's own error event after 1 chunk", script: { kind: 'streamError', chunks: ['one ', 'two '], after: 1 }, texts: ['one '] },
+          { label: 'silence past PROVIDER_TIMEOUT_MS after 1 chunk', script: { kind: 'stallMidStream', chunks: ['one ', 'two '], after: 1 }, texts: ['one '] },
         ];
         for (const failure of duringStream) {
           it(`${failure.label}: error, context_update, done(error); the partial answer stored as error`, async () => {

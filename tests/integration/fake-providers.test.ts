@@ -9,7 +9,9 @@ import { startFakeAnthropic, startFakeOllama, startFakeOpenAI, type FakeOllama, 
 import { waitFor } from '../helpers/wait-for.js';
 
 // The fakes stand in for the model providers in every other integration test, so these tests hold
-// them to the real clients: the AI SDK providers and the ollama npm client parse what they send.
+// them to independent real clients: the AI SDK providers and the ollama npm client parse what they
+// send. (The service's own wire clients, src/core/providers/, are then tested against the fakes;
+// the AI SDK is a dev dependency for this check only.)
 
 const KEY = 'sk-fake-key';
 let openai: FakeProvider;

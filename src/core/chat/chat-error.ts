@@ -1,33 +1,26 @@
 import { AppError } from '../errors/app-error.js';
-import { upstreamError } from '../providers/upstream-error.js';
-import { ProviderTimeoutError } from './provider-fetch.js';
-
-function findInChain<T>(error: unknown, match: (value: unknown) => value is T): T | undefined {
-  const seen = new Set<unknown>();
-  let current = error;
-  while (current !== null && typeof current === 'object' && !seen.has(current)) {
-    if (match(current)) return current;
-    seen.add(current);
-    const next = current as { cause?: unknown; lastError?: unknown };
-    current = next.lastError ?? next.cause;
-  }
-  return undefined;
-}
+import { ProviderProtocolError, ProviderStreamError, ProviderTimeoutError } from '../providers/provider-errors.js';
+import { upstreamError, upstreamStatusError } from '../providers/upstream-error.js';
 
 /**
- * The contract's error for a failed generation (CONTRACT §2): the provider's own failures through
- * the shared upstream map, our first-byte timeout as MODEL_UNAVAILABLE, and anything else as a
- * STREAMING_ERROR without internal detail.
+ * The contract's error for a failed generation (CONTRACT §2): the provider's statuses and socket
+ * failures through the shared upstream map, a timeout or an answer that cannot be read as
+ * MODEL_UNAVAILABLE, a failure the provider reports inside its stream as the status it stands for.
  */
 export function chatError(error: unknown, provider: string): AppError {
   if (error instanceof AppError) return error;
-  const timeout = findInChain(error, (value): value is ProviderTimeoutError => value instanceof ProviderTimeoutError);
-  if (timeout) {
-    return new AppError('MODEL_UNAVAILABLE', `${provider} did not answer within ${timeout.timeoutMs} ms`, {
-      details: { provider, reason: 'timeout' },
-      cause: error,
-    });
+  if (error instanceof ProviderTimeoutError) {
+    const message =
+      error.phase === 'first-byte' ? `${provider} did not answer within ${error.timeoutMs} ms` : `${provider} stopped sending its answer for ${error.timeoutMs} ms`;
+    return new AppError('MODEL_UNAVAILABLE', message, { details: { provider, reason: 'timeout' }, cause: error });
   }
-  const mapped = upstreamError(error, provider, { operation: 'generating the answer' });
-  return mapped;
+  if (error instanceof ProviderProtocolError) {
+    const message =
+      error.reason === 'cut' ? `${provider} closed the connection before its answer ended` : `${provider} sent an answer that could not be read`;
+    return new AppError('MODEL_UNAVAILABLE', message, { details: { provider, reason: error.reason }, cause: error });
+  }
+  if (error instanceof ProviderStreamError) {
+    return upstreamStatusError(error.status, provider, { operation: 'generating the answer', cause: error });
+  }
+  return upstreamError(error, provider, { operation: 'generating the answer' });
 }

@@ -1,4 +1,3 @@
-import { tool, type ToolSet } from 'ai';
 import { z } from 'zod';
 import { recordAudit } from '../audit/record-audit.js';
 import type { Actor } from '../auth/actor.js';
@@ -9,7 +8,7 @@ import type { Logger } from '../logger.js';
 import { readGitState } from '../workspaces/git-state.js';
 import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from '../workspaces/workspace-files.js';
 import { agentTerminalFor } from './agent-terminal.js';
-import type { OfferedTool } from './system-prompt.js';
+import { defineTool, type ChatTool } from './chat-tool.js';
 
 export const chatModes = ['chat', 'assistant', 'agent'] as const;
 export type ChatMode = (typeof chatModes)[number];
@@ -33,38 +32,38 @@ async function settle(work: () => Promise<unknown>, context: ToolContext, name: 
 }
 
 const relativePath = z.string().max(4096).describe('Path relative to the workspace root');
+const noInput = z.object({});
+const listInput = z.object({ path: relativePath.default('.') });
+const readInput = z.object({ path: relativePath });
+const writeInput = z.object({ path: relativePath, content: z.string().max(1_000_000) });
+// Only the command is read: a risk level the model claims for its own call is ignored.
+const commandInput = z.object({ command: z.string().min(1).max(100_000) });
 
-function readOnlyTools(context: ToolContext, fileTools: boolean): ToolSet {
+function readOnlyTools(context: ToolContext, fileTools: boolean): ChatTool[] {
   const root = context.workspaceRoot;
-  const tools: ToolSet = {
-    git_status: tool({
-      description: 'Branch, status (clean/dirty), changed-file counts and ahead/behind of the workspace',
-      inputSchema: z.object({}),
-      execute: () => settle(() => readGitState(root), context, 'git_status'),
-    }),
-  };
+  const tools = [
+    defineTool('git_status', 'Branch, status (clean/dirty), changed-file counts and ahead/behind of the workspace', noInput, () =>
+      settle(() => readGitState(root), context, 'git_status'),
+    ),
+  ];
   if (!fileTools) return tools;
-  tools.list_files = tool({
-    description: 'List the entries of a directory of the workspace',
-    inputSchema: z.object({ path: relativePath.default('.') }),
-    execute: ({ path }) => settle(() => listWorkspaceFiles(root, path, { maxEntries: 500 }), context, 'list_files'),
-  });
-  tools.read_file = tool({
-    description: 'Read a text file of the workspace (at most 256 KB)',
-    inputSchema: z.object({ path: relativePath }),
-    execute: ({ path }) => settle(() => readWorkspaceFile(root, path), context, 'read_file'),
-  });
+  tools.push(
+    defineTool('list_files', 'List the entries of a directory of the workspace', listInput, ({ path }) =>
+      settle(() => listWorkspaceFiles(root, path, { maxEntries: 500 }), context, 'list_files'),
+    ),
+    defineTool('read_file', 'Read a text file of the workspace (at most 256 KB)', readInput, ({ path }) =>
+      settle(() => readWorkspaceFile(root, path), context, 'read_file'),
+    ),
+  );
   return tools;
 }
 
-function writingTools(context: ToolContext, fileTools: boolean, systemCommands: boolean): ToolSet {
+function writingTools(context: ToolContext, fileTools: boolean, systemCommands: boolean): ChatTool[] {
   const { deps, actor, workspaceRoot: root } = context;
-  const tools: ToolSet = {};
+  const tools: ChatTool[] = [];
   if (fileTools) {
-    tools.write_file = tool({
-      description: 'Write a text file of the workspace, creating missing directories',
-      inputSchema: z.object({ path: relativePath, content: z.string().max(1_000_000) }),
-      execute: ({ path, content }) =>
+    tools.push(
+      defineTool('write_file', 'Write a text file of the workspace, creating missing directories', writeInput, ({ path, content }) =>
         settle(
           async () => {
             const written = await writeWorkspaceFile(root, path, content);
@@ -79,30 +78,32 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
           context,
           'write_file',
         ),
-    });
+      ),
+    );
   }
   if (systemCommands) {
-    tools.run_command = tool({
-      description:
+    tools.push(
+      defineTool(
+        'run_command',
         'Run a shell command in the workspace terminal. High-risk commands wait for the user to confirm them; critical ones are refused.',
-      // Only the command is read: a risk level the model claims for its own call is ignored.
-      inputSchema: z.object({ command: z.string().min(1).max(100_000) }),
-      execute: ({ command }) =>
-        settle(
-          async () => {
-            const terminal = await agentTerminalFor(deps, actor, root);
-            const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true });
-            if (outcome.kind === 'held') {
-              return { status: 'pending_confirmation', commandId: outcome.commandId, risk: outcome.risk.level, reasons: outcome.risk.reasons };
-            }
-            if (outcome.kind === 'completed') return { status: 'completed', exitCode: outcome.exitCode, output: outcome.output, terminalId: terminal.id };
-            if (outcome.kind === 'timedOut') return { status: 'timed_out', output: outcome.output, terminalId: terminal.id };
-            return { status: 'started', terminalId: terminal.id };
-          },
-          context,
-          'run_command',
-        ),
-    });
+        commandInput,
+        ({ command }) =>
+          settle(
+            async () => {
+              const terminal = await agentTerminalFor(deps, actor, root);
+              const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true });
+              if (outcome.kind === 'held') {
+                return { status: 'pending_confirmation', commandId: outcome.commandId, risk: outcome.risk.level, reasons: outcome.risk.reasons };
+              }
+              if (outcome.kind === 'completed') return { status: 'completed', exitCode: outcome.exitCode, output: outcome.output, terminalId: terminal.id };
+              if (outcome.kind === 'timedOut') return { status: 'timed_out', output: outcome.output, terminalId: terminal.id };
+              return { status: 'started', terminalId: terminal.id };
+            },
+            context,
+            'run_command',
+          ),
+      ),
+    );
   }
   return tools;
 }
@@ -112,13 +113,11 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
  * `agent` also write_file and run_command. ENABLE_FILE_OPERATIONS=false removes the file tools,
  * ENABLE_SYSTEM_COMMANDS=false removes run_command; with no active workspace nothing is offered.
  */
-export function toolsForMode(mode: ChatMode, context: ToolContext | null): { tools: ToolSet; offered: OfferedTool[] } {
-  if (mode === 'chat' || context === null) return { tools: {}, offered: [] };
+export function toolsForMode(mode: ChatMode, context: ToolContext | null): ChatTool[] {
+  if (mode === 'chat' || context === null) return [];
   const { config } = context.deps;
-  const tools: ToolSet = {
+  return [
     ...readOnlyTools(context, config.ENABLE_FILE_OPERATIONS),
-    ...(mode === 'agent' ? writingTools(context, config.ENABLE_FILE_OPERATIONS, config.ENABLE_SYSTEM_COMMANDS) : {}),
-  };
-  const offered = Object.entries(tools).map(([name, definition]) => ({ name, description: definition.description ?? '' }));
-  return { tools, offered };
+    ...(mode === 'agent' ? writingTools(context, config.ENABLE_FILE_OPERATIONS, config.ENABLE_SYSTEM_COMMANDS) : []),
+  ];
 }

@@ -1,6 +1,6 @@
-import type { ModelMessage } from 'ai';
 import type { Message } from '../../generated/sqlite/client.js';
 import type { Store } from '../db/store.js';
+import type { ChatMessage } from '../providers/chat-protocol.js';
 
 /** How an answer's tool calls are stored on its assistant message (`toolCalls`). */
 export interface StoredToolCall {
@@ -38,8 +38,8 @@ export async function loadHistory(store: Store, conversationId: string, beforeSe
  * (only an import can make one) is left out for the same reason, and so are imported `system`
  * messages: providers accept a system prompt only at the start, and ours is there.
  */
-export function toModelMessages(history: readonly Message[], toolsOffered: boolean): ModelMessage[] {
-  const messages: ModelMessage[] = [];
+export function toChatMessages(history: readonly Message[], toolsOffered: boolean): ChatMessage[] {
+  const messages: ChatMessage[] = [];
   for (const message of history) {
     if (message.role === 'user') {
       messages.push({ role: 'user', content: message.content });
@@ -48,27 +48,19 @@ export function toModelMessages(history: readonly Message[], toolsOffered: boole
     if (message.role !== 'assistant') continue;
     const calls = storedToolCalls(message);
     if (calls.length > 0 && toolsOffered) {
-      messages.push({
-        role: 'assistant',
-        content: calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: call.params ?? {} })),
-      });
+      messages.push({ role: 'assistant', content: '', toolCalls: calls.map((call) => ({ id: call.id, name: call.name, input: call.params ?? {} })) });
       messages.push({
         role: 'tool',
-        content: calls.map((call) => ({
-          type: 'tool-result' as const,
-          toolCallId: call.id,
-          toolName: call.name,
-          output: { type: 'json' as const, value: (call.result ?? { error: 'no result was recorded' }) as never },
-        })),
+        results: calls.map((call) => ({ id: call.id, name: call.name, output: call.result ?? { error: 'no result was recorded' } })),
       });
     } else if (calls.length > 0) {
       // Without tools on offer, some providers refuse tool blocks in the history: the calls are
       // told as text instead, so the model still knows what it did.
       const told = calls.map((call) => `[${call.name} ${JSON.stringify(call.params ?? {})} → ${JSON.stringify(call.result ?? null)}]`);
-      messages.push({ role: 'assistant', content: [...told, message.content].filter(Boolean).join('\n') });
+      messages.push({ role: 'assistant', content: [...told, message.content].filter(Boolean).join('\n'), toolCalls: [] });
       continue;
     }
-    if (message.content !== '') messages.push({ role: 'assistant', content: message.content });
+    if (message.content !== '') messages.push({ role: 'assistant', content: message.content, toolCalls: [] });
   }
   return messages;
 }

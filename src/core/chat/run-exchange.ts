@@ -1,18 +1,18 @@
-import { stepCountIs, streamText, type FinishReason as SdkFinishReason, type LanguageModelUsage, type ModelMessage, type ToolSet } from 'ai';
 import type { Conversation, Prisma } from '../../generated/sqlite/client.js';
 import type { FinalAnswer } from '../conversations/append-message.js';
 import { buildContext, type ConversationContext } from '../context/conversation-context.js';
 import { AppError } from '../errors/app-error.js';
+import { callModel } from '../providers/call-model.js';
+import type { ChatMessage, StepFinish, StepUsage, ToolCallRecord, ToolResultRecord } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import { AnswerWriter } from './answer-writer.js';
 import type { FinishReason, TokenUsage } from './chat-events.js';
 import { chatError } from './chat-error.js';
 import type { ChatDeps } from './chat-deps.js';
 import type { ChatTarget } from './chat-target.js';
+import { parseToolArguments, runToolCall, type ChatTool } from './chat-tool.js';
 import { EventSink } from './event-sink.js';
 import type { StoredToolCall } from './history-window.js';
-import { createLanguageModel } from './language-model.js';
-import { createProviderFetch } from './provider-fetch.js';
 
 /** Everything a generation needs, prepared (and validated) before the provider is called. */
 export interface PreparedExchange {
@@ -20,8 +20,8 @@ export interface PreparedExchange {
   conversation: Conversation;
   target: ChatTarget;
   system: string;
-  messages: ModelMessage[];
-  tools: ToolSet;
+  messages: ChatMessage[];
+  tools: ChatTool[];
   options: { temperature: number; maxTokens?: number | undefined };
   wholeLines: boolean;
 }
@@ -33,49 +33,22 @@ export interface ReadyGate {
   readonly settled: boolean;
 }
 
-function finishReasonOf(reason: SdkFinishReason): FinishReason {
-  switch (reason) {
-    case 'length':
-      return 'length';
-    case 'tool-calls':
-      return 'tool-calls';
-    case 'error':
-      return 'error';
-    default:
-      return 'stop';
-  }
+function finishReasonOf(finish: StepFinish): FinishReason {
+  return finish === 'length' ? 'length' : 'stop';
+}
+
+function addUsage(total: TokenUsage, usage: StepUsage): void {
+  total.inputTokens += usage.inputTokens;
+  total.outputTokens += usage.outputTokens;
 }
 
 /**
- * Ollama's native API reads sampling settings from `options` (it ignores top-level ones), so
- * temperature and the token limit are passed there as well.
- */
-function ollamaOptions(exchange: PreparedExchange): { ollama: { options: Record<string, number> } } | undefined {
-  if (exchange.target.provider !== 'ollama') return undefined;
-  const { temperature, maxTokens } = exchange.options;
-  return { ollama: { options: { temperature, ...(maxTokens === undefined ? {} : { num_predict: maxTokens }) } } };
-}
-
-function unreadableAnswer(provider: string): AppError {
-  return new AppError('MODEL_UNAVAILABLE', `${provider} sent an answer that could not be read to its end`, {
-    details: { provider, reason: 'malformed' },
-  });
-}
-
-function addUsage(total: TokenUsage, usage: LanguageModelUsage): void {
-  total.inputTokens += usage.inputTokens ?? 0;
-  total.outputTokens += usage.outputTokens ?? 0;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : typeof error === 'string' && error !== '' ? error : 'The tool failed';
-}
-
-/**
- * Runs one exchange to its end and writes its events into the job (CONTRACT §6): text,
+ * Runs one exchange to its end and writes its events into the job (CONTRACT §6, §7): text,
  * tool_call/tool_result pairs, at most one error, then context_update after the answer is stored
- * and exactly one done. A failure before the provider's first 2xx writes nothing: it rejects the
- * gate instead, so the caller can still answer with a plain JSON error.
+ * and exactly one done. The model is called again with the tools' results until it answers
+ * without calling any, or MAX_TOOL_STEPS calls were made (finishReason `tool-calls`). A failure
+ * before the provider's first 2xx writes nothing: it rejects the gate instead, so the caller can
+ * still answer with a plain JSON error.
  */
 export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, job: StreamJob, gate: ReadyGate): Promise<void> {
   const started = performance.now();
@@ -83,81 +56,80 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   const sink = new EventSink((event) => {
     job.push(event);
   }, exchange.wholeLines);
-  const providerFetch = createProviderFetch({ timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, onSuccessResponse: () => {
-      gate.resolve();
-    },
-  });
+  const tools = new Map(exchange.tools.map((tool) => [tool.spec.name, tool]));
+  const toolSpecs = exchange.tools.map((tool) => tool.spec);
+  const messages = [...exchange.messages];
   let text = '';
-  let firstTokenAt: number | null = null;
-  const calls = new Map<string, StoredToolCall>();
+  // A holder, not a `let`: the text callback sets it, which control-flow narrowing cannot see.
+  const timing: { firstTokenAt: number | null } = { firstTokenAt: null };
+  const calls: StoredToolCall[] = [];
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let finishReason: FinishReason = 'stop';
   let failure: AppError | null = null;
   const writer = new AnswerWriter(deps.store, exchange.conversation.id, { provider: target.provider, model: target.model }, deps.logger);
-  const snapshot = () => ({ content: text, toolCalls: [...calls.values()] as unknown as Prisma.InputJsonValue[] });
+  const snapshot = () => ({ content: text, toolCalls: calls as unknown as Prisma.InputJsonValue[] });
   const grow = () => {
     writer.update(snapshot());
   };
+  const onText = (delta: string) => {
+    timing.firstTokenAt ??= performance.now();
+    text += delta;
+    sink.emit({ type: 'text', content: delta });
+    grow();
+  };
+  const onResponse = () => {
+    gate.resolve();
+  };
 
   try {
-    const result = streamText({
-      model: createLanguageModel(target, deps.config.providers, providerFetch),
-      system: exchange.system,
-      messages: exchange.messages,
-      tools: exchange.tools,
-      stopWhen: stepCountIs(deps.config.MAX_TOOL_STEPS),
-      temperature: exchange.options.temperature,
-      ...(exchange.options.maxTokens === undefined ? {} : { maxOutputTokens: exchange.options.maxTokens }),
-      providerOptions: ollamaOptions(exchange),
-      abortSignal: job.signal,
-      // The contract maps each upstream failure once; retries would hide it and delay aborts.
-      maxRetries: 0,
-      onError: () => undefined,
-    });
-    for await (const part of result.fullStream) {
-      switch (part.type) {
-        case 'text-delta':
-          if (part.text === '') break;
-          firstTokenAt ??= performance.now();
-          text += part.text;
-          sink.emit({ type: 'text', content: part.text });
-          grow();
-          break;
-        case 'tool-call':
-          calls.set(part.toolCallId, { id: part.toolCallId, name: part.toolName, params: part.input });
-          sink.emit({ type: 'tool_call', id: part.toolCallId, name: part.toolName, params: part.input });
-          grow();
-          break;
-        case 'tool-result':
-        case 'tool-error': {
-          const result: unknown = part.type === 'tool-result' ? part.output : { error: errorMessage(part.error) };
-          const call = calls.get(part.toolCallId);
-          if (call) call.result = result;
-          sink.emit({ type: 'tool_result', id: part.toolCallId, name: part.toolName, result });
-          grow();
-          break;
-        }
-        case 'finish-step':
-          addUsage(usage, part.usage);
-          break;
-        case 'finish':
-          finishReason = finishReasonOf(part.finishReason);
-          // Ollama's client reports a stream that ended without its final `done` line (cut or
-          // unreadable NDJSON) as an `other` finish with no raw reason, not as an error.
-          if (part.finishReason === 'other' && part.rawFinishReason === undefined) failure ??= unreadableAnswer(target.provider);
-          break;
-        case 'error':
-          failure ??= chatError(part.error, target.provider);
-          break;
-        case 'abort':
-          finishReason = 'aborted';
-          break;
-        default:
-          break;
+    for (let step = 1; ; step++) {
+      const stepTextStart = text.length;
+      const result = await callModel(
+        {
+          model: target.model,
+          system: exchange.system,
+          messages,
+          tools: toolSpecs,
+          temperature: exchange.options.temperature,
+          maxTokens: exchange.options.maxTokens,
+        },
+        {
+          provider: target.provider,
+          baseUrl: deps.config.providers[target.provider].baseUrl,
+          apiKey: target.apiKey,
+          signal: job.signal,
+          timeoutMs: deps.config.PROVIDER_TIMEOUT_MS,
+          onResponse,
+          onText,
+        },
+      );
+      addUsage(usage, result.usage);
+      if (result.toolCalls.length === 0) {
+        finishReason = finishReasonOf(result.finish);
+        break;
+      }
+      const asked: ToolCallRecord[] = [];
+      const answered: ToolResultRecord[] = [];
+      for (const call of result.toolCalls) {
+        const args = parseToolArguments(call.argumentsText);
+        const stored: StoredToolCall = { id: call.id, name: call.name, params: args.ok ? args.value : args.text };
+        calls.push(stored);
+        sink.emit({ type: 'tool_call', id: call.id, name: call.name, params: stored.params });
+        grow();
+        stored.result = await runToolCall(tools, call.name, args);
+        sink.emit({ type: 'tool_result', id: call.id, name: call.name, result: stored.result });
+        grow();
+        asked.push({ id: call.id, name: call.name, input: stored.params });
+        answered.push({ id: call.id, name: call.name, output: stored.result });
+      }
+      messages.push({ role: 'assistant', content: text.slice(stepTextStart), toolCalls: asked }, { role: 'tool', results: answered });
+      if (step >= deps.config.MAX_TOOL_STEPS) {
+        finishReason = 'tool-calls';
+        break;
       }
     }
   } catch (error) {
-    failure ??= chatError(error, target.provider);
+    failure = chatError(error, target.provider);
   }
   if (job.signal.aborted) {
     // The provider request was closed on purpose: whatever it reported on the way is no failure.
@@ -192,7 +164,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
       finishReason,
       usage,
       durationMs: Math.round(performance.now() - started),
-      timeToFirstTokenMs: firstTokenAt === null ? null : Math.round(firstTokenAt - started),
+      timeToFirstTokenMs: timing.firstTokenAt === null ? null : Math.round(timing.firstTokenAt - started),
     },
   });
 }

@@ -1,16 +1,16 @@
-import type { ModelMessage } from 'ai';
 import type { Actor } from '../auth/actor.js';
 import { appendMessage } from '../conversations/append-message.js';
 import { defaultTitle } from '../conversations/conversation-views.js';
 import { getOrCreateCurrentConversation, setCurrentConversation } from '../conversations/current-conversation.js';
 import { requireOwnConversation } from '../conversations/find-conversation.js';
 import { AppError } from '../errors/app-error.js';
+import type { ChatMessage } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import { describeActiveWorkspace } from '../workspaces/describe-workspace.js';
 import type { ChatDeps } from './chat-deps.js';
 import type { ChatTarget } from './chat-target.js';
 import { toolsForMode, type ChatMode } from './chat-tools.js';
-import { loadHistory, toModelMessages } from './history-window.js';
+import { loadHistory, toChatMessages } from './history-window.js';
 import { choosePromptSections, type PromptOrderSelection } from './prompt-order-choice.js';
 import { runExchange, type ReadyGate } from './run-exchange.js';
 import { buildSystemPrompt } from './system-prompt.js';
@@ -75,19 +75,19 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
       await deps.store.db.conversation.update({ where: { id: conversation.id }, data: { title: defaultTitle([stored]) } });
     }
     const workspace = await describeActiveWorkspace(deps.store, userId);
-    const { tools, offered } = toolsForMode(
+    const tools = toolsForMode(
       request.mode,
       workspace && workspace.status !== 'missing' ? { deps, actor: request.actor, workspaceRoot: workspace.path } : null,
     );
     const history = await loadHistory(deps.store, conversation.id, stored.seq, deps.config.MAX_CONVERSATION_HISTORY);
-    const messages: ModelMessage[] = [...toModelMessages(history, offered.length > 0), { role: 'user', content: request.message }];
+    const messages: ChatMessage[] = [...toChatMessages(history, tools.length > 0), { role: 'user', content: request.message }];
     void runExchange(
       deps,
       {
         userId,
         conversation,
         target: request.target,
-        system: buildSystemPrompt(sections, workspace, offered),
+        system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
         messages,
         tools,
         options: { temperature: request.options?.temperature ?? deps.config.DEFAULT_TEMPERATURE, maxTokens: request.options?.maxTokens },

@@ -1,0 +1,175 @@
+import type { ChatMessage, RawToolCall, StepFinish, StepResult, StepUsage, StreamDecoder, WireProtocol } from './chat-protocol.js';
+import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
+import { parseStreamJson, SseReader } from './stream-lines.js';
+
+// Anthropic's Messages API (`POST {ANTHROPIC_BASE_URL}/messages`), streamed (CONTRACT §1): the
+// system prompt is its top-level `system`, tool calls are `tool_use` blocks and their results
+// `tool_result` blocks of the next user turn.
+
+const API_VERSION = '2023-06-01';
+
+/**
+ * `max_tokens` is required. Unless the caller sets it, the largest every model of a generation
+ * accepts: Claude 3 stops at 4,096, 3.5 at 8,192; later models take at least 32,000, and 16,384
+ * leaves room for the prompt in their context window.
+ */
+export function defaultAnthropicMaxTokens(model: string): number {
+  if (/claude-3-(opus|sonnet|haiku)/.test(model)) return 4096;
+  if (/claude-3-5/.test(model)) return 8192;
+  return 16_384;
+}
+
+type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string };
+
+function blocksOf(message: ChatMessage): Block[] {
+  switch (message.role) {
+    case 'user':
+      return message.content === '' ? [] : [{ type: 'text', text: message.content }];
+    case 'assistant':
+      return [
+        ...(message.content === '' ? [] : [{ type: 'text' as const, text: message.content }]),
+        ...message.toolCalls.map((call) => ({ type: 'tool_use' as const, id: call.id, name: call.name, input: call.input ?? {} })),
+      ];
+    case 'tool':
+      return message.results.map((result) => ({ type: 'tool_result' as const, tool_use_id: result.id, content: JSON.stringify(result.output ?? null) }));
+  }
+}
+
+/**
+ * The API wants turns that alternate and no empty content: tool results are user turns, and
+ * consecutive turns of one role are merged into one.
+ */
+function wireMessages(messages: readonly ChatMessage[]): { role: 'user' | 'assistant'; content: Block[] }[] {
+  const turns: { role: 'user' | 'assistant'; content: Block[] }[] = [];
+  for (const message of messages) {
+    const blocks = blocksOf(message);
+    if (blocks.length === 0) continue;
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const last = turns.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else turns.push({ role, content: blocks });
+  }
+  return turns;
+}
+
+export const anthropicMessages: WireProtocol = {
+  request(call, apiKey) {
+    const body = {
+      model: call.model,
+      max_tokens: call.maxTokens ?? defaultAnthropicMaxTokens(call.model),
+      ...(call.system === '' ? {} : { system: call.system }),
+      messages: wireMessages(call.messages),
+      temperature: call.temperature,
+      stream: true,
+      ...(call.tools.length === 0
+        ? {}
+        : { tools: call.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters })) }),
+    };
+    return {
+      path: '/messages',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        'anthropic-version': API_VERSION,
+        ...(apiKey === undefined ? {} : { 'x-api-key': apiKey }),
+      },
+      body: JSON.stringify(body),
+    };
+  },
+  decoder(onText) {
+    return new AnthropicStreamDecoder(onText);
+  },
+};
+
+interface StreamEvent {
+  type?: unknown;
+  index?: unknown;
+  message?: { usage?: Record<string, unknown> };
+  content_block?: { type?: unknown; id?: unknown; name?: unknown };
+  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; stop_reason?: unknown };
+  usage?: Record<string, unknown>;
+  error?: { type?: unknown };
+}
+
+const stopReasons: Record<string, StepFinish> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool-calls' };
+
+/** An `error` event's type as the HTTP status the same failure has before a stream. */
+const errorStatuses: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, api_error: 500, timeout_error: 504 };
+
+const malformed = () => new ProviderProtocolError('The answer is not a Messages stream', 'malformed');
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+class AnthropicStreamDecoder implements StreamDecoder {
+  private readonly sse = new SseReader((_event, data) => {
+    this.onData(data);
+  });
+  /** Tool-use blocks by their index in the message. */
+  private readonly toolBlocks = new Map<number, { id: string; name: string; json: string }>();
+  private finish: StepFinish | undefined;
+  private stopped = false;
+  private readonly usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
+
+  constructor(private readonly onText: (text: string) => void) {}
+
+  push(text: string): void {
+    this.sse.push(text);
+  }
+
+  end(): StepResult {
+    this.sse.end();
+    if (!this.stopped) throw new ProviderProtocolError('The answer ended before message_stop', 'cut');
+    const toolCalls: RawToolCall[] = [...this.toolBlocks.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, block]) => ({ id: block.id, name: block.name, argumentsText: block.json === '' ? '{}' : block.json }));
+    return { toolCalls, finish: this.finish ?? 'stop', usage: this.usage };
+  }
+
+  private onData(data: string): void {
+    const event = parseStreamJson(data, malformed) as StreamEvent | null;
+    if (event === null || typeof event !== 'object') throw malformed();
+    switch (event.type) {
+      case 'message_start': {
+        // Cached prompt tokens are counted apart from `input_tokens`; all of them were sent.
+        const usage = event.message?.usage ?? {};
+        this.usage.inputTokens = count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
+        this.usage.outputTokens = count(usage.output_tokens);
+        return;
+      }
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block?.type === 'tool_use' && typeof event.index === 'number') {
+          this.toolBlocks.set(event.index, { id: typeof block.id === 'string' ? block.id : '', name: typeof block.name === 'string' ? block.name : '', json: '' });
+        }
+        return;
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') this.onText(delta.text);
+        else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && typeof event.index === 'number') {
+          const block = this.toolBlocks.get(event.index);
+          if (block) block.json += delta.partial_json;
+        }
+        return;
+      }
+      case 'message_delta':
+        if (typeof event.delta?.stop_reason === 'string') this.finish = stopReasons[event.delta.stop_reason] ?? 'other';
+        // `output_tokens` here is the running total of the message.
+        if (event.usage && typeof event.usage.output_tokens === 'number') this.usage.outputTokens = event.usage.output_tokens;
+        return;
+      case 'message_stop':
+        this.stopped = true;
+        return;
+      case 'error':
+        throw new ProviderStreamError(errorStatuses[String(event.error?.type)] ?? 500);
+      default:
+        // ping, content_block_stop, and event types added after this was written.
+        return;
+    }
+  }
+}

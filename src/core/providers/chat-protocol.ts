@@ -1,0 +1,82 @@
+// The provider-neutral shape of one model call. The engine speaks only this; each wire protocol
+// (openai-chat.ts, anthropic-messages.ts, ollama-chat.ts) turns it into its own request and turns
+// its streamed answer back into text deltas and a step result.
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface ToolResultRecord {
+  id: string;
+  name: string;
+  output: unknown;
+}
+
+/** A message of the conversation as every provider is sent it (the system prompt travels apart). */
+export type ChatMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls: readonly ToolCallRecord[] }
+  | { role: 'tool'; results: readonly ToolResultRecord[] };
+
+/** A tool as offered to a model: its name, what it does, and its arguments as JSON Schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ChatCall {
+  model: string;
+  system: string;
+  messages: readonly ChatMessage[];
+  tools: readonly ToolSpec[];
+  temperature: number;
+  maxTokens: number | undefined;
+}
+
+export type StepFinish = 'stop' | 'length' | 'tool-calls' | 'other';
+
+export interface StepUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A tool call as the model sent it; `argumentsText` is JSON text (possibly invalid: models err). */
+export interface RawToolCall {
+  id: string;
+  name: string;
+  argumentsText: string;
+}
+
+/** What one model call produced besides the text it streamed. */
+export interface StepResult {
+  toolCalls: RawToolCall[];
+  finish: StepFinish;
+  usage: StepUsage;
+}
+
+/** An HTTP request to a provider, ready to send. */
+export interface WireRequest {
+  /** Appended to the provider's base URL. */
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Reads a provider's streamed answer piece by piece. `push` gets the body as it arrives (text,
+ * split anywhere) and reports text deltas through the callback it was made with; `end` is called
+ * when the body is complete and returns the step's result. Both throw ProviderProtocolError when
+ * the answer cannot be read, and ProviderStreamError when the provider reports a failure inside it.
+ */
+export interface StreamDecoder {
+  push(text: string): void;
+  end(): StepResult;
+}
+
+export interface WireProtocol {
+  request: (call: ChatCall, apiKey: string | undefined) => WireRequest;
+  decoder: (onText: (text: string) => void) => StreamDecoder;
+}

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { ChatCall, ChatMessage, RawToolCall, StepFinish, StepResult, StepUsage, StreamDecoder, WireProtocol } from './chat-protocol.js';
+import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
+import { LineSplitter, parseStreamJson } from './stream-lines.js';
+
+// Ollama's native chat API (`POST {OLLAMA_BASE_URL}/api/chat`), streamed as NDJSON (CONTRACT §1).
+// Sampling settings go in `options` (top-level ones are ignored); tool calls carry no ids and
+// their arguments travel as objects.
+
+function asObject(value: unknown): object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {};
+}
+
+function appendMessage(messages: unknown[], message: ChatMessage): void {
+  switch (message.role) {
+    case 'user':
+      messages.push({ role: 'user', content: message.content });
+      return;
+    case 'assistant':
+      messages.push({
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls.length === 0
+          ? {}
+          : { tool_calls: message.toolCalls.map((call) => ({ function: { name: call.name, arguments: asObject(call.input) } })) }),
+      });
+      return;
+    case 'tool':
+      for (const result of message.results) messages.push({ role: 'tool', tool_name: result.name, content: JSON.stringify(result.output ?? null) });
+      return;
+  }
+}
+
+function wireMessages(call: ChatCall): unknown[] {
+  const messages: unknown[] = [];
+  if (call.system !== '') messages.push({ role: 'system', content: call.system });
+  for (const message of call.messages) appendMessage(messages, message);
+  return messages;
+}
+
+export const ollamaChat: WireProtocol = {
+  request(call) {
+    const options = { temperature: call.temperature, ...(call.maxTokens === undefined ? {} : { num_predict: call.maxTokens }) };
+    const body = {
+      model: call.model,
+      messages: wireMessages(call),
+      stream: true,
+      options,
+      ...(call.tools.length === 0
+        ? {}
+        : { tools: call.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })) }),
+    };
+    return { path: '/api/chat', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify(body) };
+  },
+  decoder(onText) {
+    return new OllamaStreamDecoder(onText);
+  },
+};
+
+interface Line {
+  error?: unknown;
+  message?: { content?: unknown; tool_calls?: unknown };
+  done?: unknown;
+  done_reason?: unknown;
+  prompt_eval_count?: unknown;
+  eval_count?: unknown;
+}
+
+interface LineToolCall {
+  id?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
+}
+
+const doneReasons: Record<string, StepFinish> = { stop: 'stop', length: 'length' };
+
+const malformed = () => new ProviderProtocolError('The answer is not an Ollama NDJSON stream', 'malformed');
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+class OllamaStreamDecoder implements StreamDecoder {
+  private readonly lines = new LineSplitter();
+  private readonly toolCalls: RawToolCall[] = [];
+  private finish: StepFinish | undefined;
+  private done = false;
+  private usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
+
+  constructor(private readonly onText: (text: string) => void) {}
+
+  push(text: string): void {
+    this.lines.push(text, this.onLine);
+  }
+
+  end(): StepResult {
+    const rest = this.lines.takeRest();
+    if (rest !== '') this.onLine(rest);
+    if (!this.done) throw new ProviderProtocolError('The answer ended before its done line', 'cut');
+    return { toolCalls: this.toolCalls, finish: this.finish ?? 'stop', usage: this.usage };
+  }
+
+  private readonly onLine = (line: string): void => {
+    if (this.done || line.trim() === '') return;
+    const value = parseStreamJson(line, malformed) as Line | null;
+    if (value === null || typeof value !== 'object') throw malformed();
+    if (value.error !== undefined) throw new ProviderStreamError(500);
+    const message = value.message;
+    if (message) {
+      if (typeof message.content === 'string' && message.content !== '') this.onText(message.content);
+      if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls as LineToolCall[]) this.addToolCall(call);
+    }
+    if (value.done === true) {
+      this.done = true;
+      this.finish = doneReasons[String(value.done_reason)] ?? 'other';
+      this.usage = { inputTokens: count(value.prompt_eval_count), outputTokens: count(value.eval_count) };
+    }
+  };
+
+  private addToolCall(call: LineToolCall): void {
+    const name = call.function?.name;
+    if (typeof name !== 'string' || name === '') return;
+    const args = call.function?.arguments;
+    this.toolCalls.push({
+      id: typeof call.id === 'string' && call.id !== '' ? call.id : `call_${randomUUID()}`,
+      name,
+      argumentsText: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+    });
+  }
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import type { ChatCall, ChatMessage, RawToolCall, StepFinish, StepResult, StepUsage, StreamDecoder, WireProtocol } from './chat-protocol.js';
+import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
+import { parseStreamJson, SseReader } from './stream-lines.js';
+
+// OpenAI's Chat Completions API (`POST {OPENAI_BASE_URL}/chat/completions`), streamed: what OpenAI
+// speaks and what vLLM, LM Studio, OpenRouter and llama.cpp's server also speak (CONTRACT §1).
+
+/** o-series and GPT-5 reasoning models refuse `temperature` and count `max_completion_tokens`. */
+export function isOpenAIReasoningModel(model: string): boolean {
+  return /^(o\d|gpt-5(?!-chat))/.test(model);
+}
+
+function wireMessages(call: ChatCall): unknown[] {
+  const messages: unknown[] = [];
+  if (call.system !== '') messages.push({ role: 'system', content: call.system });
+  for (const message of call.messages) appendMessage(messages, message);
+  return messages;
+}
+
+function appendMessage(messages: unknown[], message: ChatMessage): void {
+  switch (message.role) {
+    case 'user':
+      messages.push({ role: 'user', content: message.content });
+      return;
+    case 'assistant':
+      if (message.toolCalls.length === 0) {
+        messages.push({ role: 'assistant', content: message.content });
+        return;
+      }
+      messages.push({
+        role: 'assistant',
+        content: message.content === '' ? null : message.content,
+        tool_calls: message.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: JSON.stringify(call.input ?? {}) },
+        })),
+      });
+      return;
+    case 'tool':
+      for (const result of message.results) {
+        messages.push({ role: 'tool', tool_call_id: result.id, content: JSON.stringify(result.output ?? null) });
+      }
+      return;
+  }
+}
+
+export const openAIChat: WireProtocol = {
+  request(call, apiKey) {
+    const reasoning = isOpenAIReasoningModel(call.model);
+    const body = {
+      model: call.model,
+      messages: wireMessages(call),
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(reasoning ? {} : { temperature: call.temperature }),
+      ...(call.maxTokens === undefined ? {} : reasoning ? { max_completion_tokens: call.maxTokens } : { max_tokens: call.maxTokens }),
+      ...(call.tools.length === 0
+        ? {}
+        : { tools: call.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })) }),
+    };
+    return {
+      path: '/chat/completions',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }) },
+      body: JSON.stringify(body),
+    };
+  },
+  decoder(onText) {
+    return new OpenAIStreamDecoder(onText);
+  },
+};
+
+interface ChunkToolCall {
+  index?: unknown;
+  id?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
+}
+
+interface Chunk {
+  error?: { type?: unknown; code?: unknown };
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[];
+}
+
+const finishReasons: Record<string, StepFinish> = { stop: 'stop', length: 'length', tool_calls: 'tool-calls', function_call: 'tool-calls' };
+
+const malformed = () => new ProviderProtocolError('The answer is not a Chat Completions stream', 'malformed');
+
+/** An error chunk's status as the same failure has before a stream: rate limits 429, the rest 500. */
+function errorStatus(error: NonNullable<Chunk['error']>): number {
+  return /rate_limit|requests|tokens/.test(`${String(error.type)} ${String(error.code)}`) ? 429 : 500;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+class OpenAIStreamDecoder implements StreamDecoder {
+  private readonly sse = new SseReader((_event, data) => {
+    this.onData(data);
+  });
+  private readonly calls: { id: string; name: string; args: string }[] = [];
+  private finish: StepFinish | undefined;
+  private sawDone = false;
+  private usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
+
+  constructor(private readonly onText: (text: string) => void) {}
+
+  push(text: string): void {
+    this.sse.push(text);
+  }
+
+  end(): StepResult {
+    this.sse.end();
+    if (!this.sawDone && this.finish === undefined) throw new ProviderProtocolError('The answer ended before its end', 'cut');
+    const toolCalls: RawToolCall[] = this.calls
+      .filter((call) => call.name !== '')
+      .map((call) => ({ id: call.id === '' ? `call_${randomUUID()}` : call.id, name: call.name, argumentsText: call.args }));
+    return { toolCalls, finish: this.finish ?? 'stop', usage: this.usage };
+  }
+
+  private onData(data: string): void {
+    if (data === '[DONE]') {
+      this.sawDone = true;
+      return;
+    }
+    const chunk = parseStreamJson(data, malformed) as Chunk | null;
+    if (chunk === null || typeof chunk !== 'object') throw malformed();
+    if (chunk.error) throw new ProviderStreamError(errorStatus(chunk.error));
+    if (chunk.usage) this.usage = { inputTokens: count(chunk.usage.prompt_tokens), outputTokens: count(chunk.usage.completion_tokens) };
+    const choice = chunk.choices?.[0];
+    if (!choice) return;
+    const delta = choice.delta;
+    if (delta) {
+      if (typeof delta.content === 'string' && delta.content !== '') this.onText(delta.content);
+      if (Array.isArray(delta.tool_calls)) for (const part of delta.tool_calls as ChunkToolCall[]) this.addToolCallPart(part);
+    }
+    if (typeof choice.finish_reason === 'string') this.finish = finishReasons[choice.finish_reason] ?? 'other';
+  }
+
+  /** Calls arrive as an opening part (id, name) and argument fragments, keyed by index. */
+  private addToolCallPart(part: ChunkToolCall): void {
+    const index = typeof part.index === 'number' ? part.index : Math.max(0, this.calls.length - 1);
+    let call = this.calls[index];
+    if (call === undefined) {
+      call = { id: '', name: '', args: '' };
+      this.calls[index] = call;
+    }
+    if (typeof part.id === 'string' && part.id !== '') call.id = part.id;
+    if (typeof part.function?.name === 'string') call.name += part.function.name;
+    if (typeof part.function?.arguments === 'string') call.args += part.function.arguments;
+  }
+}

@@ -1,0 +1,133 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { ProviderHttpError, ProviderProtocolError, ProviderTimeoutError } from './provider-errors.js';
+
+// The one HTTP client the chat engine talks to providers with: node:http on keep-alive agents,
+// because a chat answer is a long series of small chunks and fetch's web streams cost about three
+// times the CPU per chunk (BENCHMARKS.md, "Chat"). It adds what the contract needs and node:http
+// lacks: a first-byte timeout (PROVIDER_TIMEOUT_MS, also applied to each silence inside a stream),
+// an abort that closes the socket at once, and statuses other than 2xx as errors.
+
+// Idle sockets are dropped before the server would drop them: Node's agent follows a server's
+// `Keep-Alive: timeout=N` hint, and `timeout` covers servers that give none. A request is never
+// resent on another socket: a POST the provider may have started must not run twice.
+const agentOptions = { keepAlive: true, scheduling: 'lifo' as const, timeout: 15_000 };
+const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
+
+export interface ProviderHttpRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+  /** PROVIDER_TIMEOUT_MS: for the response headers, then for every silence in the body. */
+  timeoutMs: number;
+}
+
+export interface ResponseSink {
+  /** The provider answered 2xx; the body follows. */
+  onResponse(): void;
+  /** The next piece of the body, decoded as UTF-8 (never split inside a character). */
+  onData(text: string): void;
+}
+
+/** A request that ended because its signal aborted; the engine tells aborts apart by the signal. */
+function abortError(reason: unknown): Error {
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  const error = new Error('The provider request was aborted', { cause: reason });
+  error.name = 'AbortError';
+  return error;
+}
+
+function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
+}
+
+/**
+ * Sends one POST and feeds its 2xx body to `sink`; resolves when the body has ended. Rejects with
+ * ProviderHttpError (another status), ProviderTimeoutError, an AbortError, a socket error (its
+ * `code`), ProviderProtocolError('cut') when the connection closes mid-body, or whatever
+ * `sink.onData` throws (the request is then closed).
+ */
+export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (request.signal.aborted) {
+      reject(abortError(request.signal.reason));
+      return;
+    }
+    const url = new URL(request.url);
+    const secure = url.protocol === 'https:';
+    const req = (secure ? httpsRequest : httpRequest)(url, {
+      method: 'POST',
+      agent: secure ? agents.https : agents.http,
+      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+    });
+    let settled = false;
+    let responded = false;
+    // Why the request was destroyed on our side, so the socket errors that follow report it.
+    let destroyedFor: Error | undefined;
+
+    const settle = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.signal.removeEventListener('abort', onAbort);
+      if (error === undefined) resolve();
+      else reject(error instanceof Error ? error : new Error('The provider request failed', { cause: error }));
+    };
+    // The reason is kept here, not passed to destroy(): a body that arrived whole has already
+    // handed its socket back to the agent, where an error emitted on it has no listener.
+    const destroy = (reason: Error) => {
+      destroyedFor ??= reason;
+      req.destroy();
+      settle(reason);
+    };
+    const onAbort = () => {
+      destroy(abortError(request.signal.reason));
+    };
+    const timer = setTimeout(() => {
+      destroy(new ProviderTimeoutError(request.timeoutMs, responded ? 'idle' : 'first-byte'));
+    }, request.timeoutMs);
+    request.signal.addEventListener('abort', onAbort, { once: true });
+
+    req.on('error', (error) => {
+      settle(destroyedFor ?? error);
+    });
+    req.on('response', (res: IncomingMessage) => {
+      responded = true;
+      timer.refresh();
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        // The body (the provider's error text) is drained, never read: it may quote the key.
+        res.resume();
+        settle(new ProviderHttpError(status, flatHeaders(res.headers)));
+        return;
+      }
+      sink.onResponse();
+      res.setEncoding('utf8');
+      res.on('data', (text: string) => {
+        if (settled) return;
+        timer.refresh();
+        try {
+          sink.onData(text);
+        } catch (error) {
+          destroy(error instanceof Error ? error : new Error('Reading the answer failed', { cause: error }));
+        }
+      });
+      res.on('end', () => {
+        settle();
+      });
+      // A body that stops before its end (the socket closed or reset) is a cut answer, whatever
+      // the socket error says.
+      const lost = () => {
+        if (!res.complete) settle(destroyedFor ?? new ProviderProtocolError('The provider closed the connection before its answer ended', 'cut'));
+      };
+      res.on('close', lost);
+      res.on('error', lost);
+    });
+    req.end(request.body);
+  });
+}
