@@ -32,7 +32,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     logger.warn({ modified: migration.modified }, 'applied migrations were edited after they ran');
   }
   const database = await createDatabase(config.DATABASE_URL);
-  const store = { db: database.db, kind: database.kind };
+  const store = { db: database.db, chat: database.chat, kind: database.kind };
   await ensureActiveModel(store, config);
   const closed = await closeInterruptedAnswers(store);
   if (closed > 0) logger.warn({ closed }, 'closed answers interrupted by an earlier crash');
@@ -49,7 +49,11 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     : null;
 
   const modelDownloads = new ModelDownloads();
-  const streams = new StreamRegistry({ maxPerUser: config.MAX_STREAMS_PER_USER, retentionMs: config.STREAM_RETENTION_MS });
+  const streams = new StreamRegistry({
+    maxPerUser: config.MAX_STREAMS_PER_USER,
+    retentionMs: config.STREAM_RETENTION_MS,
+    maxRetainedBytes: config.STREAM_REPLAY_MAX_BYTES,
+  });
   const deps: AppDeps = { config, store, logger, terminals, sandbox, modelDownloads, streams, startedAt };
   const running = await listen(createApp(deps), config.PORT, config.HOST);
   let stopping: Promise<void> | undefined;

@@ -27,10 +27,11 @@ export async function writeSse(res: Response, job: StreamJob, after: number, pin
     if (!res.writableEnded) res.write(': ping\n\n');
   }, pingIntervalMs);
   try {
-    for await (const { seq, event } of job.follow(after, gone.signal)) {
+    for await (const batch of job.followInBatches(after, gone.signal)) {
       if (gone.signal.aborted) break;
-      const fits = res.write(`id: ${job.id}:${seq}\ndata: ${JSON.stringify(event)}\n\n`);
-      if (!fits) await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
+      let text = '';
+      for (const { seq, event } of batch) text += `id: ${job.id}:${seq}\ndata: ${JSON.stringify(event)}\n\n`;
+      if (!res.write(text)) await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
     }
   } finally {
     clearInterval(ping);

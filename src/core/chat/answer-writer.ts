@@ -1,10 +1,15 @@
-import type { Message } from '../../generated/sqlite/client.js';
-import { appendMessage, finishAnswer, updateAnswer, type AnswerUpdate, type FinalAnswer } from '../conversations/append-message.js';
-import type { Store } from '../db/store.js';
+import type { AnswerSnapshot, AnswerTarget, ChatStore, ContextParts, FinalAnswer } from '../chat-store/chat-store.js';
 import type { Logger } from '../logger.js';
 
 /** CONTRACT §6: at most one write per 250 ms per stream while it grows. */
 export const ANSWER_WRITE_INTERVAL_MS = 250;
+
+export interface StoredAnswer {
+  /** "" when the conversation was deleted while the answer was being generated. */
+  messageId: string;
+  /** What the context_update that follows shows. */
+  context: ContextParts;
+}
 
 /**
  * Stores an assistant answer as it grows. Its row is made on the first update (the provider has
@@ -13,20 +18,21 @@ export const ANSWER_WRITE_INTERVAL_MS = 250;
  * in flight, and intermediate snapshots are skipped.
  */
 export class AnswerWriter {
-  private row: Promise<Message> | null = null;
-  private latest: AnswerUpdate | null = null;
+  private row: Promise<string | null> | null = null;
+  private latest: AnswerSnapshot | null = null;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> = Promise.resolve();
   private lastWriteAt = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: ChatStore,
     private readonly conversationId: string,
-    private readonly target: { provider: string; model: string },
+    // Only the names: a chat target also carries the API key, which must never be stored.
+    private readonly target: AnswerTarget,
     private readonly logger: Logger,
   ) {}
 
-  update(snapshot: AnswerUpdate): void {
+  update(snapshot: AnswerSnapshot): void {
     this.latest = snapshot;
     // A failure to make the row surfaces in finish(), which the engine handles.
     this.ensureRow().catch(() => undefined);
@@ -38,24 +44,19 @@ export class AnswerWriter {
     }, wait);
   }
 
-  /** Stores the whole answer and closes it; returns the message id. */
-  async finish(answer: FinalAnswer): Promise<string> {
+  /** Stores the whole answer and closes it. */
+  async finish(answer: FinalAnswer, userId: string): Promise<StoredAnswer> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.latest = null;
-    const row = await this.ensureRow();
+    const messageId = await this.ensureRow();
     await this.inFlight;
-    await finishAnswer(this.store, row, answer, this.target);
-    return row.id;
+    if (messageId === null) return { messageId: '', context: await this.store.readContext(userId, this.conversationId) };
+    return { messageId, context: await this.store.closeAnswer(messageId, this.conversationId, userId, answer, this.target) };
   }
 
-  private ensureRow(): Promise<Message> {
-    this.row ??= appendMessage(this.store, this.conversationId, {
-      role: 'assistant',
-      content: '',
-      ...this.target,
-      streaming: true,
-    });
+  private ensureRow(): Promise<string | null> {
+    this.row ??= this.store.openAnswer(this.conversationId, this.target);
     return this.row;
   }
 
@@ -65,7 +66,10 @@ export class AnswerWriter {
     this.latest = null;
     this.lastWriteAt = Date.now();
     this.inFlight = this.inFlight
-      .then(async () => updateAnswer(this.store, (await this.ensureRow()).id, snapshot))
+      .then(async () => {
+        const messageId = await this.ensureRow();
+        if (messageId !== null) await this.store.saveAnswer(messageId, snapshot);
+      })
       .catch((error: unknown) => {
         // The final write stores the whole answer anyway; a lost intermediate write only
         // widens what a crash could lose.

@@ -7,9 +7,9 @@ export interface ChatTool {
   /**
    * Validates the model's arguments against the tool's schema and runs it. Never rejects: a
    * failure is the result's `error` (and `code` for the service's own errors), which goes back to
-   * the model like any result (CONTRACT §6).
+   * the model like any result (CONTRACT §6). `signal` aborts with the generation.
    */
-  run(input: unknown): Promise<unknown>;
+  run(input: unknown, signal: AbortSignal): Promise<unknown>;
 }
 
 // Tools are made per request (they close over the caller and the workspace) from a few fixed
@@ -35,16 +35,35 @@ export function defineTool<Schema extends z.ZodType>(
   name: string,
   description: string,
   schema: Schema,
-  execute: (input: z.output<Schema>) => Promise<unknown>,
+  execute: (input: z.output<Schema>, signal: AbortSignal) => Promise<unknown>,
 ): ChatTool {
   return {
     spec: { name, description, parameters: jsonSchemaOf(schema) },
-    async run(input) {
+    async run(input, signal) {
       const parsed = schema.safeParse(input);
       if (!parsed.success) return { error: `Invalid input for tool ${name}: ${describeIssues(parsed.error)}` };
-      return execute(parsed.data);
+      return execute(parsed.data, signal);
     },
   };
+}
+
+/** What a call's result is when the generation is aborted while the tool runs. */
+export const abortedToolResult = { error: 'The answer was aborted before the tool finished', code: 'ABORTED' } as const;
+
+/** The tool's result, or abortedToolResult as soon as `signal` aborts: an abort never waits for a tool. */
+function untilAborted(work: Promise<unknown>, signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(abortedToolResult);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      resolve(abortedToolResult);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work
+      .finally(() => {
+        signal.removeEventListener('abort', onAbort);
+      })
+      .then(resolve, reject);
+  });
 }
 
 /** A call the model sent, its arguments parsed from their JSON text (or kept as text when they are not JSON). */
@@ -58,12 +77,17 @@ export function parseToolArguments(text: string): { ok: true; value: unknown } |
 }
 
 /** Runs one call the model made against the tools on offer; every failure is a result. */
-export async function runToolCall(tools: ReadonlyMap<string, ChatTool>, name: string, args: ReturnType<typeof parseToolArguments>): Promise<unknown> {
+export async function runToolCall(
+  tools: ReadonlyMap<string, ChatTool>,
+  name: string,
+  args: ReturnType<typeof parseToolArguments>,
+  signal: AbortSignal,
+): Promise<unknown> {
   const tool = tools.get(name);
   if (tool === undefined) {
     const offered = [...tools.keys()];
     return { error: `Model tried to call unavailable tool '${name}'. ${offered.length > 0 ? `Available tools: ${offered.join(', ')}.` : 'No tools are available.'}` };
   }
   if (!args.ok) return { error: `Invalid input for tool ${name}: the arguments are not valid JSON` };
-  return tool.run(args.value);
+  return untilAborted(tool.run(args.value, signal), signal);
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import { readGitState } from '../workspaces/git-state.js';
 import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from '../workspaces/workspace-files.js';
 import { agentTerminalFor } from './agent-terminal.js';
-import { defineTool, type ChatTool } from './chat-tool.js';
+import { abortedToolResult, defineTool, type ChatTool } from './chat-tool.js';
 
 export const chatModes = ['chat', 'assistant', 'agent'] as const;
 export type ChatMode = (typeof chatModes)[number];
@@ -87,11 +87,19 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
         'run_command',
         'Run a shell command in the workspace terminal. High-risk commands wait for the user to confirm them; critical ones are refused.',
         commandInput,
-        ({ command }) =>
+        ({ command }, signal) =>
           settle(
             async () => {
               const terminal = await agentTerminalFor(deps, actor, root);
-              const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true });
+              if (signal.aborted) return abortedToolResult;
+              // Stopping the answer stops its command too, as Ctrl-C would.
+              const interrupt = () => {
+                terminal.interrupt();
+              };
+              signal.addEventListener('abort', interrupt, { once: true });
+              const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true }).finally(() => {
+                signal.removeEventListener('abort', interrupt);
+              });
               if (outcome.kind === 'held') {
                 return { status: 'pending_confirmation', commandId: outcome.commandId, risk: outcome.risk.level, reasons: outcome.risk.reasons };
               }

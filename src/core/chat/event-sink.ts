@@ -2,8 +2,9 @@ import type { ChatEvent } from './chat-events.js';
 
 /**
  * Where the engine puts its events. For the markdown streams (CONTRACT §6) text is held back
- * until a line is complete, so every `text` event ends on a line boundary; the rest of the last
- * line goes out before any other event and at the end.
+ * until a line is complete, so every `text` event ends on a line boundary, even when tool calls
+ * come in the middle of a line: the rest of that line waits for them, and the last line goes out
+ * at the end (flush()).
  */
 export class EventSink {
   private pendingLine = '';
@@ -21,11 +22,6 @@ export class EventSink {
       if (cut > 0) this.push({ type: 'text', content: text.slice(0, cut) });
       return;
     }
-    if (event.type === 'text') {
-      this.push(event);
-      return;
-    }
-    this.flush();
     this.push(event);
   }
 

@@ -1,5 +1,4 @@
-import type { Message } from '../../generated/sqlite/client.js';
-import type { Store } from '../db/store.js';
+import type { HistoryMessage } from '../chat-store/chat-store.js';
 import type { ChatMessage } from '../providers/chat-protocol.js';
 
 /** How an answer's tool calls are stored on its assistant message (`toolCalls`). */
@@ -10,25 +9,12 @@ export interface StoredToolCall {
   result?: unknown;
 }
 
-function storedToolCalls(message: Message): StoredToolCall[] {
+function storedToolCalls(message: HistoryMessage): StoredToolCall[] {
   if (!Array.isArray(message.toolCalls)) return [];
   return message.toolCalls.filter(
     (call): call is StoredToolCall & Record<string, never> =>
       call !== null && typeof call === 'object' && typeof (call as { id?: unknown }).id === 'string' && typeof (call as { name?: unknown }).name === 'string',
   );
-}
-
-/**
- * The last `limit` stored messages before `beforeSeq`, oldest first (CONTRACT §7: the model sees
- * MAX_CONVERSATION_HISTORY past messages; storage keeps them all).
- */
-export async function loadHistory(store: Store, conversationId: string, beforeSeq: number, limit: number): Promise<Message[]> {
-  const rows = await store.db.message.findMany({
-    where: { conversationId, seq: { lt: beforeSeq } },
-    orderBy: { seq: 'desc' },
-    take: limit,
-  });
-  return rows.reverse();
 }
 
 /**
@@ -38,7 +24,7 @@ export async function loadHistory(store: Store, conversationId: string, beforeSe
  * (only an import can make one) is left out for the same reason, and so are imported `system`
  * messages: providers accept a system prompt only at the start, and ours is there.
  */
-export function toChatMessages(history: readonly Message[], toolsOffered: boolean): ChatMessage[] {
+export function toChatMessages(history: readonly HistoryMessage[], toolsOffered: boolean): ChatMessage[] {
   const messages: ChatMessage[] = [];
   for (const message of history) {
     if (message.role === 'user') {

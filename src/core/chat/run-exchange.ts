@@ -1,11 +1,10 @@
-import type { Conversation, Prisma } from '../../generated/sqlite/client.js';
-import type { FinalAnswer } from '../conversations/append-message.js';
-import { buildContext, type ConversationContext } from '../context/conversation-context.js';
+import type { ConversationHead, FinalAnswer } from '../chat-store/chat-store.js';
+import { contextOf, type ConversationContext } from '../context/conversation-context.js';
 import { AppError } from '../errors/app-error.js';
 import { callModel } from '../providers/call-model.js';
 import type { ChatMessage, StepFinish, StepUsage, ToolCallRecord, ToolResultRecord } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
-import { AnswerWriter } from './answer-writer.js';
+import { AnswerWriter, type StoredAnswer } from './answer-writer.js';
 import type { FinishReason, TokenUsage } from './chat-events.js';
 import { chatError } from './chat-error.js';
 import type { ChatDeps } from './chat-deps.js';
@@ -17,7 +16,8 @@ import type { StoredToolCall } from './history-window.js';
 /** Everything a generation needs, prepared (and validated) before the provider is called. */
 export interface PreparedExchange {
   userId: string;
-  conversation: Conversation;
+  /** As it was after the question was stored. */
+  conversation: ConversationHead;
   target: ChatTarget;
   system: string;
   messages: ChatMessage[];
@@ -66,8 +66,8 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let finishReason: FinishReason = 'stop';
   let failure: AppError | null = null;
-  const writer = new AnswerWriter(deps.store, exchange.conversation.id, { provider: target.provider, model: target.model }, deps.logger);
-  const snapshot = () => ({ content: text, toolCalls: calls as unknown as Prisma.InputJsonValue[] });
+  const writer = new AnswerWriter(deps.store.chat, exchange.conversation.id, { provider: target.provider, model: target.model }, deps.logger);
+  const snapshot = () => ({ content: text, toolCalls: calls });
   const grow = () => {
     writer.update(snapshot());
   };
@@ -116,7 +116,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
         calls.push(stored);
         sink.emit({ type: 'tool_call', id: call.id, name: call.name, params: stored.params });
         grow();
-        stored.result = await runToolCall(tools, call.name, args);
+        stored.result = await runToolCall(tools, call.name, args, job.signal);
         sink.emit({ type: 'tool_result', id: call.id, name: call.name, result: stored.result });
         grow();
         asked.push({ id: call.id, name: call.name, input: stored.params });
@@ -147,18 +147,18 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
     );
     return;
   }
+  sink.flush();
   if (failure) {
     finishReason = 'error';
     sink.emit({ type: 'error', code: failure.code, message: failure.message });
   }
-  sink.flush();
-  const messageId = await finishStoring(deps, writer, { ...snapshot(), finishReason, usage });
-  sink.emit({ type: 'context_update', context: await contextAfter(deps, exchange) });
+  const stored = await finishStoring(deps, writer, { ...snapshot(), finishReason, usage }, exchange.userId);
+  sink.emit({ type: 'context_update', context: contextAfter(deps, exchange, stored) });
   sink.emit({
     type: 'done',
     metadata: {
       conversationId: exchange.conversation.id,
-      messageId,
+      messageId: stored?.messageId ?? '',
       provider: target.provider,
       model: target.model,
       finishReason,
@@ -169,30 +169,26 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   });
 }
 
-async function finishStoring(deps: ChatDeps, writer: AnswerWriter, answer: FinalAnswer): Promise<string> {
+async function finishStoring(deps: ChatDeps, writer: AnswerWriter, answer: FinalAnswer, userId: string): Promise<StoredAnswer | null> {
   try {
-    return await writer.finish(answer);
+    return await writer.finish(answer, userId);
   } catch (error) {
     // The stream still ends properly; the message left marked as streaming is closed as
     // `error` at the next start.
     deps.logger.error({ err: error }, 'storing an answer failed');
-    return '';
+    return null;
   }
 }
 
-async function contextAfter(deps: ChatDeps, exchange: PreparedExchange): Promise<ConversationContext> {
-  const { conversation, userId, target } = exchange;
-  try {
-    const fresh = await deps.store.db.conversation.findUnique({ where: { id: conversation.id } });
-    return await buildContext(deps.store, deps.config, userId, fresh ?? conversation);
-  } catch (error) {
-    deps.logger.warn({ err: error }, 'reading the context after an answer failed');
-    return {
-      conversationId: conversation.id,
-      messageCount: conversation.messageCount,
-      title: conversation.title,
-      workspace: null,
-      model: { name: target.model, provider: target.provider },
-    };
-  }
+/** The context once the answer is stored; what the exchange knew when storing failed. */
+function contextAfter(deps: ChatDeps, exchange: PreparedExchange, stored: StoredAnswer | null): ConversationContext {
+  const { conversation, target } = exchange;
+  if (stored) return contextOf(stored.context, deps.config, conversation);
+  return {
+    conversationId: conversation.id,
+    messageCount: conversation.messageCount,
+    title: conversation.title,
+    workspace: null,
+    model: { name: target.model, provider: target.provider },
+  };
 }

@@ -1,16 +1,14 @@
 import type { Actor } from '../auth/actor.js';
-import { appendMessage } from '../conversations/append-message.js';
+import type { ChatSetup, ConversationHead } from '../chat-store/chat-store.js';
 import { defaultTitle } from '../conversations/conversation-views.js';
-import { getOrCreateCurrentConversation, setCurrentConversation } from '../conversations/current-conversation.js';
-import { requireOwnConversation } from '../conversations/find-conversation.js';
 import { AppError } from '../errors/app-error.js';
 import type { ChatMessage } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
-import { describeActiveWorkspace } from '../workspaces/describe-workspace.js';
+import { describeWorkspace } from '../workspaces/describe-workspace.js';
 import type { ChatDeps } from './chat-deps.js';
 import type { ChatTarget } from './chat-target.js';
 import { toolsForMode, type ChatMode } from './chat-tools.js';
-import { loadHistory, toChatMessages } from './history-window.js';
+import { toChatMessages } from './history-window.js';
 import { choosePromptSections, type PromptOrderSelection } from './prompt-order-choice.js';
 import { runExchange, type ReadyGate } from './run-exchange.js';
 import { buildSystemPrompt } from './system-prompt.js';
@@ -18,6 +16,8 @@ import { buildSystemPrompt } from './system-prompt.js';
 export interface ChatRequest {
   actor: Actor;
   target: ChatTarget;
+  /** What the chat store read for this request (ChatStore.readSetup). */
+  setup: ChatSetup;
   message: string;
   mode: ChatMode;
   conversationId?: string | undefined;
@@ -54,6 +54,16 @@ function readyGate(): ReadyGate & { promise: Promise<void> } {
 }
 
 /**
+ * The conversation the message goes to (CONTRACT §7): the named one (another user's or an unknown
+ * one → 404), else the caller's current one; null when a new current one is to be made.
+ */
+function chosenConversation(setup: ChatSetup, userId: string, named: string | undefined): ConversationHead | null {
+  const own = setup.conversation?.ownerId === userId ? setup.conversation : null;
+  if (named !== undefined && own === null) throw AppError.notFound('Conversation');
+  return own;
+}
+
+/**
  * Starts a generation as a job (CONTRACT §6, §7) and resolves once the provider has answered 2xx,
  * so every earlier failure (unknown conversation or prompt order, the stream cap, the provider
  * refusing, failing or timing out) is still a plain error for the caller. The user message is
@@ -61,31 +71,32 @@ function readyGate(): ReadyGate & { promise: Promise<void> } {
  */
 export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<StreamJob> {
   const userId = request.actor.user.id;
-  const conversation =
-    request.conversationId === undefined
-      ? await getOrCreateCurrentConversation(deps.store, userId)
-      : await requireOwnConversation(deps.store, userId, request.conversationId);
-  const sections = await choosePromptSections(deps.store, request.promptOrders);
+  const conversation = chosenConversation(request.setup, userId, request.conversationId);
+  const sections = choosePromptSections(request.setup.promptSections, request.promptOrders);
   const job = deps.streams.open(userId, request.target.provider);
   const gate = readyGate();
   try {
-    const stored = await appendMessage(deps.store, conversation.id, { role: 'user', content: request.message });
-    await setCurrentConversation(deps.store, userId, conversation.id);
-    if (conversation.title === '') {
-      await deps.store.db.conversation.update({ where: { id: conversation.id }, data: { title: defaultTitle([stored]) } });
-    }
-    const workspace = await describeActiveWorkspace(deps.store, userId);
+    const untitled = conversation === null || conversation.title === '';
+    const recorded = await deps.store.chat.recordQuestion({
+      userId,
+      conversationId: conversation?.id ?? null,
+      content: request.message,
+      defaultTitle: untitled ? defaultTitle([{ role: 'user', content: request.message }]) : '',
+      historyLimit: deps.config.MAX_CONVERSATION_HISTORY,
+    });
+    // Deleted between the read and the write.
+    if (!recorded) throw AppError.notFound('Conversation');
+    const workspace = await describeWorkspace(request.setup.workspace);
     const tools = toolsForMode(
       request.mode,
       workspace && workspace.status !== 'missing' ? { deps, actor: request.actor, workspaceRoot: workspace.path } : null,
     );
-    const history = await loadHistory(deps.store, conversation.id, stored.seq, deps.config.MAX_CONVERSATION_HISTORY);
-    const messages: ChatMessage[] = [...toChatMessages(history, tools.length > 0), { role: 'user', content: request.message }];
+    const messages: ChatMessage[] = [...toChatMessages(recorded.history, tools.length > 0), { role: 'user', content: request.message }];
     void runExchange(
       deps,
       {
         userId,
-        conversation,
+        conversation: recorded.conversation,
         target: request.target,
         system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
         messages,

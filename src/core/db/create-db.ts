@@ -2,8 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../../generated/sqlite/client.js';
 import { PrismaClient as PostgresPrismaClient } from '../../generated/postgresql/client.js';
+import type { ChatStore } from '../chat-store/chat-store.js';
+import { PostgresChatStore } from '../chat-store/postgres-chat-store.js';
+import { SqliteChatStore } from '../chat-store/sqlite-chat-store.js';
 import type { DatabaseKind } from '../config/load-config.js';
 
 /**
@@ -15,6 +19,8 @@ export type Db = PrismaClient;
 
 export interface Database {
   db: Db;
+  /** The chat engine's statements on the same database (chat-store/chat-store.ts). */
+  chat: ChatStore;
   kind: DatabaseKind;
   close(): Promise<void>;
 }
@@ -24,6 +30,7 @@ export function sqliteFilePath(url: string): string {
   return resolve(url.replace(/^file:/, '').replace(/\?.*$/, ''));
 }
 
+/** Opens the database; it must be migrated already (the chat store prepares its statements at once). */
 export async function createDatabase(url: string): Promise<Database> {
   if (url.startsWith('file:')) {
     const path = sqliteFilePath(url);
@@ -36,9 +43,30 @@ export async function createDatabase(url: string): Promise<Database> {
     await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
     await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
     await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
-    return { db, kind: 'sqlite', close: () => db.$disconnect() };
+    const chat = new SqliteChatStore(path);
+    return {
+      db,
+      chat,
+      kind: 'sqlite',
+      close: async () => {
+        await chat.close();
+        await db.$disconnect();
+      },
+    };
   }
-  const client = new PostgresPrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
+  // One pool for Prisma's adapter and the chat store: one set of connections to size and close.
+  const pool = new pg.Pool({ connectionString: url });
+  // An idle connection the server drops must not take the process down; the next query reconnects.
+  pool.on('error', () => undefined);
+  const client = new PostgresPrismaClient({ adapter: new PrismaPg(pool) });
   const db = client as unknown as Db;
-  return { db, kind: 'postgresql', close: () => client.$disconnect() };
+  return {
+    db,
+    chat: new PostgresChatStore(pool),
+    kind: 'postgresql',
+    close: async () => {
+      await client.$disconnect();
+      await pool.end();
+    },
+  };
 }

@@ -27,8 +27,24 @@ interface AdapterCause {
 
 const SQLITE_BUSY = 5;
 
+/** Socket failures of a database connection (the chat store talks to the drivers directly). */
+const unavailableSocketCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+
+/** Errors of the pg and better-sqlite3 drivers themselves, as the chat store meets them. */
+function isDriverUnavailable(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (unavailableSocketCodes.has(code)) return true;
+    if (error.name === 'SqliteError') return /^SQLITE_(BUSY|CANTOPEN|IOERR)/.test(code);
+    if (/^[0-9A-Z]{5}$/.test(code)) return unavailableSqlState.test(code);
+  }
+  // pg reports a server that went away mid-connection, or a pool that could not connect in time, without a code.
+  return /^Connection terminated|^timeout exceeded when trying to connect/.test(error.message);
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (isDriverUnavailable(error)) return true;
   if (error.name === 'PrismaClientInitializationError') return true;
   if (error.name === 'PrismaClientKnownRequestError') {
     return /^P10\d\d$/.test(String((error as { code?: unknown }).code));

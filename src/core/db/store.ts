@@ -1,10 +1,13 @@
 import type { Prisma } from '../../generated/sqlite/client.js';
+import type { ChatStore } from '../chat-store/chat-store.js';
 import type { DatabaseKind } from '../config/load-config.js';
 import type { Db } from './create-db.js';
 
 /** What the domain functions need of storage. */
 export interface Store {
   db: Db;
+  /** The chat engine's hot path, on the drivers themselves (chat-store/chat-store.ts). */
+  chat: ChatStore;
   kind: DatabaseKind;
 }
 

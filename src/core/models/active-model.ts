@@ -1,3 +1,4 @@
+import { ACTIVE_MODEL_KEY as SETTING_KEY } from '../chat-store/chat-store.js';
 import type { Config } from '../config/load-config.js';
 import { providerNames, type ProviderName } from '../config/env-schema.js';
 import type { Store } from '../db/store.js';
@@ -7,9 +8,8 @@ export interface ActiveModel {
   provider: ProviderName;
 }
 
-const SETTING_KEY = 'activeModel';
-
-function parseActiveModel(value: unknown): ActiveModel | null {
+/** A stored active-model value, or null when it is not one. */
+export function parseActiveModel(value: unknown): ActiveModel | null {
   if (value === null || typeof value !== 'object') return null;
   const { name, provider } = value as Record<string, unknown>;
   if (typeof name !== 'string' || !providerNames.includes(provider as ProviderName)) return null;
@@ -30,9 +30,14 @@ export async function ensureActiveModel(store: Store, config: Config): Promise<A
   return parseActiveModel(row.value) ?? seed;
 }
 
+/** The stored active model, or the configured seed before one was ever stored. */
+export function activeModelOrSeed(stored: ActiveModel | null, config: Config): ActiveModel {
+  return stored ?? { name: config.AI_MODEL_NAME, provider: config.AI_MODEL_PROVIDER };
+}
+
 export async function getActiveModel(store: Store, config: Config): Promise<ActiveModel> {
   const row = await store.db.setting.findUnique({ where: { key: SETTING_KEY } });
-  return parseActiveModel(row?.value) ?? { name: config.AI_MODEL_NAME, provider: config.AI_MODEL_PROVIDER };
+  return activeModelOrSeed(parseActiveModel(row?.value), config);
 }
 
 /** Stores the shared active model; it outlives restarts (CONTRACT §7). */

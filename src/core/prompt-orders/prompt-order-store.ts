@@ -21,18 +21,6 @@ export async function listPromptOrders(store: Store): Promise<PromptOrder[]> {
   return rows.map(toPromptOrder);
 }
 
-export async function findDefaultPromptOrder(store: Store): Promise<PromptOrder | null> {
-  const row = await store.db.promptOrder.findFirst({ where: { isDefault: true } });
-  return row ? toPromptOrder(row) : null;
-}
-
-/** The stored order with this id, or null (a malformed id included). */
-export async function findPromptOrder(store: Store, id: string): Promise<PromptOrder | null> {
-  if (!isId(id)) return null;
-  const row = await store.db.promptOrder.findUnique({ where: { id } });
-  return row ? toPromptOrder(row) : null;
-}
-
 /** Creates an order, or updates the one named by `id` (unknown → 404). Marking one default clears the others. */
 export async function savePromptOrder(store: Store, input: PromptOrderInput): Promise<string> {
   const sections: PromptSection[] = input.sections.map((section) => ({

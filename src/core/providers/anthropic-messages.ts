@@ -40,9 +40,13 @@ function blocksOf(message: ChatMessage): Block[] {
 
 /**
  * The API wants turns that alternate and no empty content: tool results are user turns, and
- * consecutive turns of one role are merged into one.
+ * consecutive turns of one role are merged into one. It also wants the first turn to be the
+ * user's, so a history window that opens with an answer (or with the tool calls of one) starts at
+ * the first question in it instead.
  */
-function wireMessages(messages: readonly ChatMessage[]): { role: 'user' | 'assistant'; content: Block[] }[] {
+function wireMessages(all: readonly ChatMessage[]): { role: 'user' | 'assistant'; content: Block[] }[] {
+  const firstQuestion = all.findIndex((message) => message.role === 'user');
+  const messages = firstQuestion === -1 ? [] : all.slice(firstQuestion);
   const turns: { role: 'user' | 'assistant'; content: Block[] }[] = [];
   for (const message of messages) {
     const blocks = blocksOf(message);

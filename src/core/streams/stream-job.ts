@@ -9,6 +9,11 @@ export interface SequencedEvent {
 
 export type AbortCause = 'client' | 'shutdown';
 
+/** What a job costs to keep for replays, roughly: its text twice over (UTF-16) plus each event's frame. */
+function approximateBytes(event: ChatEvent): number {
+  return event.type === 'text' ? 96 + event.content.length * 2 : 512;
+}
+
 /**
  * One running (or finished) generation: the events it produced, in order, kept so that any number
  * of readers can replay from a position and then follow live. The generation itself never waits
@@ -21,11 +26,14 @@ export class StreamJob {
   private readonly controller = new AbortController();
   private finishedAt: number | null = null;
   private abortCause: AbortCause | null = null;
+  private bytes = 0;
 
   constructor(
     readonly id: string,
     readonly ownerId: string,
     readonly provider: ProviderName,
+    /** Called once, when the job has finished (its `done` is in the log, or it was discarded). */
+    private readonly onFinish: (job: StreamJob) => void = () => undefined,
   ) {}
 
   /** Aborted by the abort endpoint or at shutdown; the generation then closes its provider request. */
@@ -50,6 +58,11 @@ export class StreamJob {
     return this.log.length;
   }
 
+  /** Roughly what the log holds in memory. */
+  get approximateBytes(): number {
+    return this.bytes;
+  }
+
   abort(cause: AbortCause): void {
     if (!this.running || this.controller.signal.aborted) return;
     this.abortCause = cause;
@@ -59,23 +72,39 @@ export class StreamJob {
   push(event: ChatEvent): void {
     if (!this.running) return;
     this.log.push({ seq: this.log.length + 1, event });
-    if (event.type === 'done') this.finishedAt = Date.now();
+    this.bytes += approximateBytes(event);
+    if (event.type === 'done') this.finish();
     this.wake();
   }
 
   /** Ends a job that could not produce its `done` (it failed before its provider answered). */
   discard(): void {
-    if (this.finishedAt === null) this.finishedAt = Date.now();
+    if (this.finishedAt === null) this.finish();
     this.wake();
+  }
+
+  private finish(): void {
+    this.finishedAt = Date.now();
+    this.onFinish(this);
   }
 
   /** Every event after `after`, then the live ones, until `done`; stops early when `signal` aborts. */
   async *follow(after: number, signal?: AbortSignal): AsyncGenerator<SequencedEvent> {
+    for await (const batch of this.followInBatches(after, signal)) yield* batch;
+  }
+
+  /**
+   * As follow(), but every event already in the log comes at once: a writer then sends all the
+   * events one provider chunk produced in one write instead of one write each.
+   */
+  async *followInBatches(after: number, signal?: AbortSignal): AsyncGenerator<readonly SequencedEvent[]> {
     let next = Math.max(0, after);
     for (;;) {
-      while (next < this.log.length) {
-        const entry = this.log[next++];
-        if (entry) yield entry;
+      if (next < this.log.length) {
+        const batch = this.log.slice(next);
+        next = this.log.length;
+        yield batch;
+        continue;
       }
       if (!this.running || signal?.aborted) return;
       await this.nextChange(signal);

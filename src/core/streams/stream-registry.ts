@@ -8,12 +8,24 @@ export interface StreamRegistryOptions {
   maxPerUser: number;
   /** STREAM_RETENTION_MS: how long a finished stream can still be replayed or "aborted". */
   retentionMs: number;
+  /**
+   * STREAM_REPLAY_MAX_BYTES: what finished streams may hold in memory together. Past it the
+   * oldest are forgotten before their retention ends, so a sustained load cannot exhaust memory.
+   */
+  maxRetainedBytes: number;
 }
+
+/** How often finished streams past their retention are forgotten. */
+const SWEEP_INTERVAL_MS = 1000;
 
 /** This instance's generations, running and recently finished. */
 export class StreamRegistry {
   private readonly jobs = new Map<string, StreamJob>();
-  private readonly expiries = new Map<string, NodeJS.Timeout>();
+  private readonly runningPerOwner = new Map<string, number>();
+  /** Finished jobs still kept, oldest first: they finish in the order they expire. */
+  private readonly finished = new Map<string, StreamJob>();
+  private retainedBytes = 0;
+  private sweeper: NodeJS.Timeout | null = null;
   private stopping = false;
 
   constructor(private readonly options: StreamRegistryOptions) {}
@@ -22,23 +34,24 @@ export class StreamRegistry {
   open(ownerId: string, provider: ProviderName): StreamJob {
     if (this.stopping) throw new AppError('SERVICE_UNAVAILABLE', 'The service is stopping');
     const cap = this.options.maxPerUser;
-    if (this.runningFor(ownerId).length >= cap) {
+    const running = this.runningPerOwner.get(ownerId) ?? 0;
+    if (running >= cap) {
       throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${cap} running streams per user; wait for one to finish or abort it`, {
         details: { cap },
       });
     }
-    const job = new StreamJob(newId(), ownerId, provider);
-    this.jobs.set(job.id, job);
-    void job.finished().then(() => {
-      this.scheduleExpiry(job);
+    const job = new StreamJob(newId(), ownerId, provider, (finishedJob) => {
+      this.onFinished(finishedJob);
     });
+    this.runningPerOwner.set(ownerId, running + 1);
+    this.jobs.set(job.id, job);
     return job;
   }
 
   /** Forgets a job that never became visible (it failed before its provider answered). */
   drop(job: StreamJob): void {
+    this.jobs.delete(job.id);
     job.discard();
-    this.forget(job.id);
   }
 
   /** The user's stream; another user's, an unknown, an expired or a malformed id are all 404. */
@@ -48,37 +61,51 @@ export class StreamRegistry {
     return job;
   }
 
-  runningFor(ownerId: string): StreamJob[] {
-    return [...this.jobs.values()].filter((job) => job.ownerId === ownerId && job.running);
-  }
-
-  get runningCount(): number {
-    return [...this.jobs.values()].filter((job) => job.running).length;
-  }
-
   /** SIGTERM: every running generation is aborted and stored as `aborted` before the service goes. */
   async abortAll(): Promise<void> {
     this.stopping = true;
     const running = [...this.jobs.values()].filter((job) => job.running);
     for (const job of running) job.abort('shutdown');
     await Promise.all(running.map((job) => job.finished()));
-    for (const timer of this.expiries.values()) clearTimeout(timer);
-    this.expiries.clear();
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
   }
 
-  private scheduleExpiry(job: StreamJob): void {
+  private onFinished(job: StreamJob): void {
+    const running = (this.runningPerOwner.get(job.ownerId) ?? 1) - 1;
+    if (running > 0) this.runningPerOwner.set(job.ownerId, running);
+    else this.runningPerOwner.delete(job.ownerId);
+    // A dropped job is no longer known; a job finishing during shutdown has nobody to replay to.
     if (!this.jobs.has(job.id) || this.stopping) return;
-    const timer = setTimeout(() => {
-      this.forget(job.id);
-    }, this.options.retentionMs);
-    timer.unref();
-    this.expiries.set(job.id, timer);
+    this.finished.set(job.id, job);
+    this.retainedBytes += job.approximateBytes;
+    while (this.retainedBytes > this.options.maxRetainedBytes && this.forgetOldest()) {
+      // forgetOldest() shrinks retainedBytes.
+    }
+    this.sweeper ??= setInterval(() => {
+      this.sweep();
+    }, Math.min(SWEEP_INTERVAL_MS, Math.max(10, this.options.retentionMs))).unref();
   }
 
-  private forget(id: string): void {
-    const timer = this.expiries.get(id);
-    if (timer) clearTimeout(timer);
-    this.expiries.delete(id);
-    this.jobs.delete(id);
+  private sweep(): void {
+    const expired = Date.now() - this.options.retentionMs;
+    for (const job of this.finished.values()) {
+      if ((job.finishedSince ?? 0) > expired) break;
+      this.forgetOldest();
+    }
+    if (this.finished.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
+  }
+
+  private forgetOldest(): boolean {
+    const oldest = this.finished.values().next();
+    if (oldest.done) return false;
+    const job = oldest.value;
+    this.finished.delete(job.id);
+    this.jobs.delete(job.id);
+    this.retainedBytes -= job.approximateBytes;
+    return true;
   }
 }

@@ -1,8 +1,8 @@
 import type { Store } from '../db/store.js';
-import { findActiveWorkspace } from './active-workspace.js';
+import { findActiveWorkspace, type WorkspaceRef } from './active-workspace.js';
 import { directoryPresence } from './git-state.js';
 import { listWorkspaceFiles, type EntryType } from './workspace-files.js';
-import { toWorkspaceView, type WorkspaceStatus } from './workspace-view.js';
+import { shownGitState, type WorkspaceStatus } from './workspace-view.js';
 
 /** Top-level entries shown to the model; a prompt has no room for more. */
 export const MAX_DESCRIBED_ENTRIES = 200;
@@ -19,14 +19,14 @@ export interface WorkspaceDescription {
 }
 
 /**
- * The caller's active workspace for the chat engine's workspace_context: its stored Git state and
- * its top-level entries, sorted by name. Null when no workspace is registered.
+ * A workspace for the chat engine's workspace_context: its stored Git state and its top-level
+ * entries, sorted by name. Null stays null (no workspace is registered).
  */
-export async function describeActiveWorkspace(store: Store, userId: string): Promise<WorkspaceDescription | null> {
-  const workspace = await findActiveWorkspace(store, userId);
+export async function describeWorkspace(workspace: WorkspaceRef | null): Promise<WorkspaceDescription | null> {
   if (!workspace) return null;
   const missing = (await directoryPresence(workspace.path)) === 'missing';
-  const { id, name, path, branch, status } = toWorkspaceView(workspace, workspace.id, missing);
+  const { id, name, path } = workspace;
+  const { status, branch } = shownGitState(workspace, missing);
   const listing = missing
     ? { entries: [], truncated: false }
     : await listWorkspaceFiles(path, '.', { maxEntries: MAX_DESCRIBED_ENTRIES }).catch(() => ({ entries: [], truncated: false }));
@@ -39,4 +39,9 @@ export async function describeActiveWorkspace(store: Store, userId: string): Pro
     entries: listing.entries.map((entry) => ({ name: entry.name, type: entry.type })),
     truncated: listing.truncated,
   };
+}
+
+/** The caller's active workspace described (see describeWorkspace). */
+export async function describeActiveWorkspace(store: Store, userId: string): Promise<WorkspaceDescription | null> {
+  return describeWorkspace(await findActiveWorkspace(store, userId));
 }

@@ -47,18 +47,24 @@ function storedChanges(value: Prisma.JsonValue | null): WorkspaceChanges | null 
   return { modified: count('modified'), added: count('added'), deleted: count('deleted'), untracked: count('untracked') };
 }
 
+/** The stored status and branch as shown: `branch` is "" when not a Git repository or missing (CONTRACT §3). */
+export function shownGitState(stored: { status: string; branch: string }, observedMissing: boolean): { status: WorkspaceStatus; branch: string } {
+  const status = observedMissing ? 'missing' : isWorkspaceStatus(stored.status) ? stored.status : 'error';
+  return { status, branch: status === 'missing' || status === 'not_git' ? '' : stored.branch };
+}
+
 /**
  * A stored workspace as the API shows it. `observedMissing` is the list's cheap stat: a path that
  * vanished since the last refresh is reported `missing` without running Git.
  */
 export function toWorkspaceView(workspace: Workspace, activeId: string | null, observedMissing = false): WorkspaceView {
   const changes = storedChanges(workspace.changes);
-  const status = observedMissing ? 'missing' : isWorkspaceStatus(workspace.status) ? workspace.status : 'error';
+  const { status, branch } = shownGitState(workspace, observedMissing);
   return {
     id: workspace.id,
     name: workspace.name,
     path: workspace.path,
-    branch: status === 'missing' || status === 'not_git' ? '' : workspace.branch,
+    branch,
     status,
     description: workspace.description,
     active: workspace.id === activeId,

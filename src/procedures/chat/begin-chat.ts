@@ -1,8 +1,9 @@
 import type { User } from '../../core/auth/permissions.js';
 import { chooseApiKey, chooseChatModel, type ChatRoute } from '../../core/chat/chat-target.js';
+import { storedOrderId } from '../../core/chat/prompt-order-choice.js';
 import { startChat } from '../../core/chat/start-chat.js';
 import { AppError } from '../../core/errors/app-error.js';
-import { getActiveModel } from '../../core/models/active-model.js';
+import { activeModelOrSeed } from '../../core/models/active-model.js';
 import type { StreamJob } from '../../core/streams/stream-job.js';
 import type { Context } from '../context.js';
 import { requirePermissionFor } from '../guards.js';
@@ -20,8 +21,12 @@ export async function beginChat(
   options: { wholeLines?: boolean } = {},
 ): Promise<StreamJob> {
   if (input.mode === 'agent') await requirePermissionFor(ctx, 'terminal:execute');
-  const active = await getActiveModel(ctx.store, ctx.config);
-  const chosen = chooseChatModel(ctx.config, route, input.model, active);
+  const setup = await ctx.store.chat.readSetup({
+    userId: ctx.user.id,
+    conversationId: input.conversation_id,
+    promptOrderId: storedOrderId(input.promptOrders),
+  });
+  const chosen = chooseChatModel(ctx.config, route, input.model, activeModelOrSeed(setup.activeModel, ctx.config));
   await requirePermissionFor(ctx, `providers:${chosen.provider}`);
   if (input.message.length > ctx.config.MAX_MESSAGE_LENGTH) {
     throw AppError.invalid('Invalid request', {
@@ -32,6 +37,7 @@ export async function beginChat(
   return startChat(ctx, {
     actor: { user: ctx.user, ip: ctx.ip },
     target,
+    setup,
     message: input.message,
     mode: input.mode,
     conversationId: input.conversation_id,

@@ -1,0 +1,111 @@
+import type { ActiveModel } from '../models/active-model.js';
+import type { PromptSection } from '../prompt-orders/prompt-order-schema.js';
+import type { WorkspaceRef } from '../workspaces/active-workspace.js';
+
+// The chat engine's storage: every read and write an exchange makes, as a few prepared statements
+// on the database driver itself. Prisma stays the schema, the migrations and every other query;
+// through it an exchange cost about 20 queries of ~0.7 ms CPU each, more than the whole budget
+// (BENCHMARKS.md, "Chat"). One implementation per database (sqlite-chat-store.ts,
+// postgres-chat-store.ts) writes rows exactly as Prisma does, so Prisma reads them back unchanged.
+
+/** What the engine needs to know of a conversation. */
+export interface ConversationHead {
+  id: string;
+  ownerId: string;
+  title: string;
+  messageCount: number;
+}
+
+/** A stored message as the history window reads it. */
+export interface HistoryMessage {
+  role: string;
+  content: string;
+  /** The stored `toolCalls` JSON (an array of StoredToolCall), or null. */
+  toolCalls: unknown;
+}
+
+/** Everything a chat request reads before it is checked, in one go. */
+export interface ChatSetup {
+  /**
+   * The conversation named by id, or else the caller's current one; null when there is none. It
+   * may belong to another user: the caller decides (404 for a named one, a new current one else).
+   */
+  conversation: ConversationHead | null;
+  /** The stored shared active model, or null before it was ever stored. */
+  activeModel: ActiveModel | null;
+  /** The sections of the prompt order named by id, else of the stored default; null when there is none. */
+  promptSections: PromptSection[] | null;
+  /** The caller's active workspace: the chosen one, else the first registered (CONTRACT §5). */
+  workspace: WorkspaceRef | null;
+}
+
+export interface SetupQuery {
+  userId: string;
+  conversationId?: string | undefined;
+  promptOrderId?: string | undefined;
+}
+
+export interface NewQuestion {
+  userId: string;
+  /** An existing conversation of the caller, or null to start a new one (it becomes current too). */
+  conversationId: string | null;
+  content: string;
+  /** The title an untitled conversation takes (CONTRACT §3's default title). */
+  defaultTitle: string;
+  /** MAX_CONVERSATION_HISTORY: how many earlier messages come back. */
+  historyLimit: number;
+}
+
+export interface RecordedQuestion {
+  conversation: ConversationHead;
+  /** The last `historyLimit` messages before the question, oldest first. */
+  history: HistoryMessage[];
+}
+
+export interface AnswerTarget {
+  provider: string;
+  model: string;
+}
+
+export interface AnswerSnapshot {
+  content: string;
+  /** Stored as the message's `toolCalls`; none is stored as null. */
+  toolCalls: readonly unknown[];
+}
+
+export interface FinalAnswer extends AnswerSnapshot {
+  finishReason: string;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/** CONTRACT §3's context object, without the model's fallback applied. */
+export interface ContextParts {
+  conversation: ConversationHead | null;
+  workspace: WorkspaceRef | null;
+  activeModel: ActiveModel | null;
+}
+
+export interface ChatStore {
+  readSetup(query: SetupQuery): Promise<ChatSetup>;
+  /**
+   * Stores the user's message (before the model is called, CONTRACT §7) in one transaction: the
+   * conversation (made when `conversationId` is null) counts it and takes the default title if it
+   * has none, and becomes the user's current one. Null when the conversation has gone meanwhile.
+   */
+  recordQuestion(question: NewQuestion): Promise<RecordedQuestion | null>;
+  /** Makes the answer's row, marked as streaming; null when the conversation has gone meanwhile. */
+  openAnswer(conversationId: string, target: AnswerTarget): Promise<string | null>;
+  /** Stores what the answer has so far; it stays marked as streaming. */
+  saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void>;
+  /**
+   * Stores the whole answer and closes it; the conversation records the provider and model of its
+   * last answer. Returns what the context_update that follows shows.
+   */
+  closeAnswer(messageId: string, conversationId: string, userId: string, answer: FinalAnswer, target: AnswerTarget): Promise<ContextParts>;
+  /** The parts of the context object for this user and conversation. */
+  readContext(userId: string, conversationId: string): Promise<ContextParts>;
+  close(): Promise<void>;
+}
+
+/** The setting row that holds the shared active model (see models/active-model.ts). */
+export const ACTIVE_MODEL_KEY = 'activeModel';

@@ -1,0 +1,200 @@
+import type pg from 'pg';
+import { newId } from '../ids.js';
+import type { WorkspaceRef } from '../workspaces/active-workspace.js';
+import {
+  ACTIVE_MODEL_KEY,
+  type AnswerSnapshot,
+  type AnswerTarget,
+  type ChatSetup,
+  type ChatStore,
+  type ContextParts,
+  type FinalAnswer,
+  type HistoryMessage,
+  type NewQuestion,
+  type RecordedQuestion,
+  type SetupQuery,
+} from './chat-store.js';
+import { activeModelOf, answerMetadata, conversationHeadOf, promptSectionsOf, toolCallsOf, workspaceRefOf, type ConversationRow } from './stored-values.js';
+
+// The chat store on PostgreSQL, on the pool Prisma's adapter uses too. Each operation is one
+// statement (writes chained with data-modifying CTEs, so they are atomic and one round trip), sent
+// as a named prepared statement that each pooled connection parses once. Timestamps go in as UTC
+// ISO strings cast to `timestamp(3)`, as Prisma writes its DateTime columns.
+
+const conversationJson = (alias: string) =>
+  `json_build_object('id', ${alias}.id, 'ownerId', ${alias}."ownerId", 'title', ${alias}.title, 'messageCount', ${alias}."messageCount")`;
+const workspaceJson = `json_build_object('id', w.id, 'name', w.name, 'path', w.path, 'branch', w.branch, 'status', w.status)`;
+
+/** The active workspace (the chosen one, else the first registered) of the user whose state is in `state`. */
+const activeWorkspace = `COALESCE(
+    (SELECT ${workspaceJson} FROM "Workspace" w WHERE w.id = (SELECT "activeWorkspaceId" FROM state)),
+    (SELECT ${workspaceJson} FROM "Workspace" w ORDER BY w."createdAt", w.id LIMIT 1))`;
+const activeModel = `(SELECT value FROM "Setting" WHERE key = '${ACTIVE_MODEL_KEY}')`;
+
+const readSetupSql = `
+WITH state AS (SELECT "currentConversationId", "activeWorkspaceId" FROM "UserState" WHERE "userId" = $1::text)
+SELECT
+  (SELECT ${conversationJson('c')} FROM "Conversation" c
+    WHERE c.id = COALESCE($2::text, (SELECT "currentConversationId" FROM state))) AS conversation,
+  ${activeModel} AS "activeModel",
+  (SELECT sections FROM "PromptOrder"
+    WHERE CASE WHEN $3::text IS NULL THEN "isDefault" ELSE id = $3::text END
+    ORDER BY "createdAt", id LIMIT 1) AS sections,
+  ${activeWorkspace} AS workspace`;
+
+/** The question, counted on `counted` (an existing conversation) or `counted` as just made. */
+const questionTail = `
+, question AS (
+  INSERT INTO "Message" (id, "conversationId", seq, role, content, streaming, "createdAt")
+  SELECT $5::text, id, seq, 'user', $6::text, false, $3::timestamp(3) FROM counted
+), current AS (
+  INSERT INTO "UserState" ("userId", "currentConversationId", "updatedAt")
+  SELECT $2::text, id, $3::timestamp(3) FROM counted
+  ON CONFLICT ("userId") DO UPDATE
+  SET "currentConversationId" = excluded."currentConversationId", "updatedAt" = excluded."updatedAt"
+)
+SELECT ${conversationJson('counted')} AS conversation,
+  (SELECT COALESCE(json_agg(h ORDER BY h.seq), '[]') FROM (
+    SELECT seq, role, content, "toolCalls" FROM "Message"
+    WHERE "conversationId" = counted.id AND seq < counted.seq ORDER BY seq DESC LIMIT $7::int) h) AS history
+FROM counted`;
+
+// Every statement of one operation sees the same snapshot, so the history read beside the insert
+// cannot see the question itself.
+const questionInExistingSql = `
+WITH counted AS (
+  UPDATE "Conversation"
+  SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1, "lastModified" = $3::timestamp(3),
+      title = CASE WHEN title = '' THEN $4::text ELSE title END
+  WHERE id = $1::text
+  RETURNING id, "ownerId", title, "messageCount", "nextSeq" - 1 AS seq
+)${questionTail}`;
+
+const questionInNewSql = `
+WITH counted AS (
+  INSERT INTO "Conversation" (id, "ownerId", title, "messageCount", "nextSeq", "createdAt", "lastModified")
+  VALUES ($1::text, $2::text, $4::text, 1, 1, $3::timestamp(3), $3::timestamp(3))
+  RETURNING id, "ownerId", title, "messageCount", 0 AS seq
+)${questionTail}`;
+
+const openAnswerSql = `
+WITH counted AS (
+  UPDATE "Conversation"
+  SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1, "lastModified" = $2::timestamp(3)
+  WHERE id = $1::text RETURNING id, "nextSeq" - 1 AS seq
+)
+INSERT INTO "Message" (id, "conversationId", seq, role, content, model, provider, streaming, "createdAt")
+SELECT $3::text, id, seq, 'assistant', '', $4::text, $5::text, true, $2::timestamp(3) FROM counted
+RETURNING id`;
+
+const saveAnswerSql = `UPDATE "Message" SET content = $2::text, "toolCalls" = $3::jsonb WHERE id = $1::text`;
+
+const contextColumns = (conversation: string) => `
+SELECT ${conversation} AS conversation, ${activeModel} AS "activeModel", ${activeWorkspace} AS workspace`;
+
+// The conversation's metadata is a free object given at import (CONTRACT §3): the answer's names
+// are merged in; anything that is not an object is replaced.
+const closeAnswerSql = `
+WITH closed AS (
+  UPDATE "Message"
+  SET content = $2::text, "toolCalls" = $3::jsonb, "finishReason" = $4::text, usage = $5::jsonb, streaming = false
+  WHERE id = $1::text
+), noted AS (
+  UPDATE "Conversation"
+  SET metadata = CASE WHEN jsonb_typeof(metadata) = 'object' THEN metadata ELSE '{}'::jsonb END || $6::jsonb,
+      "lastModified" = $7::timestamp(3)
+  WHERE id = $8::text RETURNING id, "ownerId", title, "messageCount"
+), state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $9::text)
+${contextColumns(`(SELECT ${conversationJson('noted')} FROM noted)`)}`;
+
+const readContextSql = `
+WITH state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $1::text)
+${contextColumns(`(SELECT ${conversationJson('c')} FROM "Conversation" c WHERE c.id = $2::text)`)}`;
+
+interface ContextRow {
+  conversation: ConversationRow | null;
+  activeModel: unknown;
+  workspace: WorkspaceRef | null;
+}
+
+function storedToolCalls(toolCalls: readonly unknown[]): string | null {
+  return toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
+}
+
+function contextPartsOf(row: ContextRow | undefined): ContextParts {
+  return {
+    conversation: conversationHeadOf(row?.conversation),
+    workspace: workspaceRefOf(row?.workspace),
+    activeModel: activeModelOf(row?.activeModel),
+  };
+}
+
+export class PostgresChatStore implements ChatStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async readSetup(query: SetupQuery): Promise<ChatSetup> {
+    const row = await this.one<ContextRow & { sections: unknown }>('chat.readSetup', readSetupSql, [
+      query.userId,
+      query.conversationId ?? null,
+      query.promptOrderId ?? null,
+    ]);
+    return { ...contextPartsOf(row), promptSections: promptSectionsOf(row?.sections) };
+  }
+
+  async recordQuestion(question: NewQuestion): Promise<RecordedQuestion | null> {
+    const inNew = question.conversationId === null;
+    const row = await this.one<{ conversation: ConversationRow; history: HistoryMessage[] }>(
+      inNew ? 'chat.questionInNew' : 'chat.questionInExisting',
+      inNew ? questionInNewSql : questionInExistingSql,
+      [question.conversationId ?? newId(), question.userId, new Date().toISOString(), question.defaultTitle, newId(), question.content, question.historyLimit],
+    );
+    const conversation = conversationHeadOf(row?.conversation);
+    if (!row || !conversation) return null;
+    const history = row.history.map((message) => ({ role: message.role, content: message.content, toolCalls: toolCallsOf(message.toolCalls) }));
+    return { conversation, history };
+  }
+
+  async openAnswer(conversationId: string, target: AnswerTarget): Promise<string | null> {
+    const row = await this.one<{ id: string }>('chat.openAnswer', openAnswerSql, [
+      conversationId,
+      new Date().toISOString(),
+      newId(),
+      target.model,
+      target.provider,
+    ]);
+    return row?.id ?? null;
+  }
+
+  async saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void> {
+    await this.pool.query({ name: 'chat.saveAnswer', text: saveAnswerSql, values: [messageId, snapshot.content, storedToolCalls(snapshot.toolCalls)] });
+  }
+
+  async closeAnswer(messageId: string, conversationId: string, userId: string, answer: FinalAnswer, target: AnswerTarget): Promise<ContextParts> {
+    const row = await this.one<ContextRow>('chat.closeAnswer', closeAnswerSql, [
+      messageId,
+      answer.content,
+      storedToolCalls(answer.toolCalls),
+      answer.finishReason,
+      JSON.stringify(answer.usage),
+      answerMetadata(target),
+      new Date().toISOString(),
+      conversationId,
+      userId,
+    ]);
+    return contextPartsOf(row);
+  }
+
+  async readContext(userId: string, conversationId: string): Promise<ContextParts> {
+    return contextPartsOf(await this.one<ContextRow>('chat.readContext', readContextSql, [userId, conversationId]));
+  }
+
+  /** The pool belongs to the database (create-db.ts), which ends it. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private async one<Row extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<Row | undefined> {
+    const result = await this.pool.query<Row>({ name, text, values });
+    return result.rows[0];
+  }
+}

@@ -1,0 +1,203 @@
+import Database from 'better-sqlite3';
+import { newId } from '../ids.js';
+import type { WorkspaceRef } from '../workspaces/active-workspace.js';
+import {
+  ACTIVE_MODEL_KEY,
+  type AnswerSnapshot,
+  type AnswerTarget,
+  type ChatSetup,
+  type ChatStore,
+  type ContextParts,
+  type ConversationHead,
+  type FinalAnswer,
+  type HistoryMessage,
+  type NewQuestion,
+  type RecordedQuestion,
+  type SetupQuery,
+} from './chat-store.js';
+import { retryWhileBusy } from './sqlite-busy.js';
+import { SqliteWriteBatch } from './sqlite-write-batch.js';
+import { activeModelOf, answerMetadata, conversationHeadOf, promptSectionsOf, toolCallsOf, workspaceRefOf, type ConversationRow } from './stored-values.js';
+
+// The chat store on SQLite: a connection of its own to the service's database file, beside
+// Prisma's, with every statement prepared once. Writes are group-committed (sqlite-write-batch.ts),
+// each transaction begun and committed within one synchronous call, so it never spans an
+// event-loop turn and Prisma's connection never waits on ours. The other way round, Prisma may hold
+// the write lock across turns (its interactive transactions): with no busy timeout here, ours
+// fails at once and is retried between turns instead of blocking the loop Prisma needs to finish.
+
+/** As Prisma's better-sqlite3 adapter writes DateTime (its default `iso8601` format), so text order is time order. */
+function timestamp(date = new Date()): string {
+  return date.toISOString().replace('Z', '+00:00');
+}
+
+function storedToolCalls(toolCalls: readonly unknown[]): string | null {
+  return toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
+}
+
+const conversationColumns = `id, "ownerId", title, "messageCount"`;
+const workspaceColumns = `id, name, path, branch, status`;
+
+interface StateRow {
+  currentConversationId: string | null;
+  activeWorkspaceId: string | null;
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    userState: db.prepare<[string], StateRow>(`SELECT "currentConversationId", "activeWorkspaceId" FROM "UserState" WHERE "userId" = ?`),
+    conversation: db.prepare<[string], ConversationRow>(`SELECT ${conversationColumns} FROM "Conversation" WHERE id = ?`),
+    setting: db.prepare<[string], { value: string }>(`SELECT value FROM "Setting" WHERE key = ?`),
+    promptOrder: db.prepare<[string], { sections: string }>(`SELECT sections FROM "PromptOrder" WHERE id = ?`),
+    defaultPromptOrder: db.prepare<[], { sections: string }>(
+      `SELECT sections FROM "PromptOrder" WHERE "isDefault" = 1 ORDER BY "createdAt", id LIMIT 1`,
+    ),
+    workspace: db.prepare<[string], WorkspaceRef>(`SELECT ${workspaceColumns} FROM "Workspace" WHERE id = ?`),
+    firstWorkspace: db.prepare<[], WorkspaceRef>(`SELECT ${workspaceColumns} FROM "Workspace" ORDER BY "createdAt", id LIMIT 1`),
+    newConversation: db.prepare<[string, string, string, string, string]>(
+      `INSERT INTO "Conversation" (id, "ownerId", title, metadata, "messageCount", "nextSeq", "createdAt", "lastModified")
+       VALUES (?, ?, ?, NULL, 1, 1, ?, ?)`,
+    ),
+    countQuestion: db.prepare<[string, string, string], ConversationRow & { seq: number }>(
+      `UPDATE "Conversation"
+       SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1, "lastModified" = ?,
+           title = CASE WHEN title = '' THEN ? ELSE title END
+       WHERE id = ? RETURNING ${conversationColumns}, "nextSeq" - 1 AS seq`,
+    ),
+    countAnswer: db.prepare<[string, string], { seq: number }>(
+      `UPDATE "Conversation" SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1, "lastModified" = ?
+       WHERE id = ? RETURNING "nextSeq" - 1 AS seq`,
+    ),
+    insertMessage: db.prepare<[string, string, number, string, string, string | null, string | null, number, string]>(
+      `INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, "finishReason", usage, streaming, "createdAt")
+       VALUES (?, ?, ?, ?, ?, NULL, ?, ?, NULL, NULL, ?, ?)`,
+    ),
+    makeCurrent: db.prepare<[string, string, string]>(
+      `INSERT INTO "UserState" ("userId", "currentConversationId", "activeWorkspaceId", "updatedAt") VALUES (?, ?, NULL, ?)
+       ON CONFLICT ("userId") DO UPDATE SET "currentConversationId" = excluded."currentConversationId", "updatedAt" = excluded."updatedAt"`,
+    ),
+    history: db.prepare<[string, number, number], HistoryMessage>(
+      `SELECT role, content, "toolCalls" FROM "Message" WHERE "conversationId" = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    ),
+    saveAnswer: db.prepare<[string, string | null, string]>(`UPDATE "Message" SET content = ?, "toolCalls" = ? WHERE id = ?`),
+    closeAnswer: db.prepare<[string, string | null, string, string, string]>(
+      `UPDATE "Message" SET content = ?, "toolCalls" = ?, "finishReason" = ?, usage = ?, streaming = 0 WHERE id = ?`,
+    ),
+    // The conversation's metadata is a free object given at import (CONTRACT §3): the answer's
+    // names are merged in; anything that is not an object is replaced.
+    noteAnswer: db.prepare<[string, string, string], ConversationRow>(
+      `UPDATE "Conversation"
+       SET metadata = json_patch(CASE WHEN json_valid(metadata) AND json_type(metadata) = 'object' THEN metadata ELSE '{}' END, ?),
+           "lastModified" = ?
+       WHERE id = ? RETURNING ${conversationColumns}`,
+    ),
+  };
+}
+
+export class SqliteChatStore implements ChatStore {
+  private readonly db: Database.Database;
+  private readonly statements: ReturnType<typeof prepareStatements>;
+  private readonly writes: SqliteWriteBatch;
+
+  /** `path` is the SQLite file Prisma uses; the schema must be migrated already. */
+  constructor(path: string) {
+    // No busy timeout: SQLite's would wait inside this thread, see the top of this file.
+    this.db = new Database(path, { timeout: 0 });
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.statements = prepareStatements(this.db);
+    this.writes = new SqliteWriteBatch(this.db);
+  }
+
+  readSetup(query: SetupQuery): Promise<ChatSetup> {
+    return retryWhileBusy(() => {
+      const s = this.statements;
+      const state = s.userState.get(query.userId);
+      const conversationId = query.conversationId ?? state?.currentConversationId ?? null;
+      const order = query.promptOrderId === undefined ? s.defaultPromptOrder.get() : s.promptOrder.get(query.promptOrderId);
+      return {
+        conversation: conversationId === null ? null : conversationHeadOf(s.conversation.get(conversationId)),
+        activeModel: activeModelOf(s.setting.get(ACTIVE_MODEL_KEY)?.value),
+        promptSections: promptSectionsOf(order?.sections),
+        workspace: this.activeWorkspace(state),
+      };
+    });
+  }
+
+  recordQuestion(question: NewQuestion): Promise<RecordedQuestion | null> {
+    return this.writes.run(() => this.storeQuestion(question));
+  }
+
+  openAnswer(conversationId: string, target: AnswerTarget): Promise<string | null> {
+    return this.writes.run(() => this.storeAnswerRow(conversationId, target));
+  }
+
+  async saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void> {
+    await this.writes.run(() => this.statements.saveAnswer.run(snapshot.content, storedToolCalls(snapshot.toolCalls), messageId));
+  }
+
+  async closeAnswer(messageId: string, conversationId: string, userId: string, answer: FinalAnswer, target: AnswerTarget): Promise<ContextParts> {
+    const row = await this.writes.run(() => {
+      const s = this.statements;
+      s.closeAnswer.run(answer.content, storedToolCalls(answer.toolCalls), answer.finishReason, JSON.stringify(answer.usage), messageId);
+      return s.noteAnswer.get(answerMetadata(target), timestamp(), conversationId);
+    });
+    return retryWhileBusy(() => this.contextParts(userId, conversationHeadOf(row)));
+  }
+
+  readContext(userId: string, conversationId: string): Promise<ContextParts> {
+    return retryWhileBusy(() => this.contextParts(userId, conversationHeadOf(this.statements.conversation.get(conversationId))));
+  }
+
+  close(): Promise<void> {
+    this.db.close();
+    return Promise.resolve();
+  }
+
+  private storeQuestion(question: NewQuestion): RecordedQuestion | null {
+    const s = this.statements;
+    const now = timestamp();
+    let conversation: ConversationHead;
+    let seq: number;
+    if (question.conversationId === null) {
+      conversation = { id: newId(), ownerId: question.userId, title: question.defaultTitle, messageCount: 1 };
+      s.newConversation.run(conversation.id, conversation.ownerId, conversation.title, now, now);
+      seq = 0;
+    } else {
+      const row = s.countQuestion.get(now, question.defaultTitle, question.conversationId);
+      const head = conversationHeadOf(row);
+      if (!row || !head) return null;
+      conversation = head;
+      seq = row.seq;
+    }
+    s.insertMessage.run(newId(), conversation.id, seq, 'user', question.content, null, null, 0, now);
+    s.makeCurrent.run(question.userId, conversation.id, now);
+    const history = s.history
+      .all(conversation.id, seq, question.historyLimit)
+      .reverse()
+      .map((row) => ({ role: row.role, content: row.content, toolCalls: toolCallsOf(row.toolCalls) }));
+    return { conversation, history };
+  }
+
+  private storeAnswerRow(conversationId: string, target: AnswerTarget): string | null {
+    const now = timestamp();
+    const row = this.statements.countAnswer.get(now, conversationId);
+    if (!row) return null;
+    const id = newId();
+    this.statements.insertMessage.run(id, conversationId, row.seq, 'assistant', '', target.model, target.provider, 1, now);
+    return id;
+  }
+
+  private contextParts(userId: string, conversation: ConversationHead | null): ContextParts {
+    return {
+      conversation,
+      workspace: this.activeWorkspace(this.statements.userState.get(userId)),
+      activeModel: activeModelOf(this.statements.setting.get(ACTIVE_MODEL_KEY)?.value),
+    };
+  }
+
+  private activeWorkspace(state: StateRow | undefined): WorkspaceRef | null {
+    const chosen = state?.activeWorkspaceId ? this.statements.workspace.get(state.activeWorkspaceId) : undefined;
+    return workspaceRefOf(chosen ?? this.statements.firstWorkspace.get());
+  }
+}
