@@ -143,7 +143,7 @@ function anthropicDialect(id: string, model: string): ChatDialect {
       };
     },
     errorBody: (status) => anthropicError(status),
-    streamErrorFrame: `event: error\ndata: ${JSON.stringify(anthropicError(529))}\n\n`,
+    streamErrorFrame: (status = 529) => `event: error\ndata: ${JSON.stringify(anthropicError(status))}\n\n`,
     malformedStream: 'event: message_start\ndata: {"type":"message_start","message":{"id":\n\nevent: ping\ndata: <html>upstream proxy error</html>\n\n',
     malformedBody: '{"id":"msg_broken","type":"message","content":[{"type":"text","text":',
   };

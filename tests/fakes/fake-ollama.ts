@@ -112,7 +112,9 @@ function ollamaDialect(model: string): ChatDialect {
       return envelope({ message, ...done(reply) });
     },
     errorBody: ollamaError,
-    streamErrorFrame: `${JSON.stringify({ error: 'an error was encountered while running the model' })}\n`,
+    // Ollama's in-stream errors are a bare message, whatever went wrong.
+    streamErrorFrame: (status) =>
+      `${JSON.stringify(status === undefined ? { error: 'an error was encountered while running the model' } : ollamaError(status))}\n`,
     malformedStream: '{"model":"broken","created_at":\n<html>upstream proxy error</html>\n',
     malformedBody: '{"model":"broken","message":{"role":"assistant","content":',
   };

@@ -146,7 +146,8 @@ function openAIDialect(context: { id: string; model: string; includeUsage: boole
       };
     },
     errorBody: (status) => openAIError(status),
-    streamErrorFrame: sse(openAIError(500)),
+    // The API reports an in-stream failure as a data frame holding its usual error envelope.
+    streamErrorFrame: (status = 500) => sse(openAIError(status)),
     malformedStream: 'data: {"id":"chatcmpl-broken","choices":[{"delta":{"content":"Hel\n\ndata: <html>upstream proxy error</html>\n\n',
     malformedBody: '{"id":"chatcmpl-broken","object":"chat.completion","choices":[{"message":',
   };

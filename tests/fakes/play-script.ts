@@ -14,8 +14,11 @@ export interface ChatDialect {
   streamFrames(reply: ChatReply): Frame[];
   completeBody(reply: ChatReply): unknown;
   errorBody(status: number): unknown;
-  /** The provider's own report of a failure inside a stream it started with 200. */
-  streamErrorFrame: string;
+  /**
+   * The provider's own report of a failure inside a stream it started with 200: the error it
+   * gives `status` (an HTTP status) when given, else its usual overload / server error.
+   */
+  streamErrorFrame(status?: number): string;
   /** Bodies for `malformed`: right content type, unparsable content. */
   malformedStream: string;
   malformedBody: string;
@@ -65,6 +68,8 @@ export async function playScript(exchange: Exchange, script: Script, dialect: Ch
 interface EarlyEnding {
   after: number;
   then: 'cut' | 'error' | 'stall';
+  /** For `error`: which error the provider reports (see ChatDialect.streamErrorFrame). */
+  status?: number;
 }
 
 function endingOf(script: AnsweringScript): EarlyEnding | undefined {
@@ -72,7 +77,7 @@ function endingOf(script: AnsweringScript): EarlyEnding | undefined {
     case 'cut':
       return { after: script.after, then: 'cut' };
     case 'streamError':
-      return { after: script.after, then: 'error' };
+      return { after: script.after, then: 'error', status: script.status };
     case 'stallMidStream':
       return { after: script.after, then: 'stall' };
     default:
@@ -101,7 +106,7 @@ async function writeStream(exchange: Exchange, dialect: ChatDialect, reply: Chat
     return;
   }
   if (ending.then === 'error') {
-    res.end(dialect.streamErrorFrame);
+    res.end(dialect.streamErrorFrame(ending.status));
     return;
   }
   // Silence: the socket stays open until the client aborts or close() destroys it.

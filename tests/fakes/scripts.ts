@@ -26,8 +26,12 @@ export type Script =
   | { kind: 'stall' }
   /** 200 and headers, `after` text chunks, then the socket is destroyed. */
   | { kind: 'cut'; chunks: string[]; after: number; chunkDelayMs?: number }
-  /** 200 and headers, `after` text chunks, then the provider's own in-stream error and the end of the body. */
-  | { kind: 'streamError'; chunks: string[]; after: number }
+  /**
+   * 200 and headers, `after` text chunks, then the provider's own in-stream error and the end of the body.
+   * `status` picks the error reported, named by the HTTP status the same failure has before a stream
+   * (429: the provider's rate-limit error); without it, the provider's overload / server error.
+   */
+  | { kind: 'streamError'; chunks: string[]; after: number; status?: number }
   /** 200 and headers, `after` text chunks, then silence until the client gives up or the fake closes. */
   | { kind: 'stallMidStream'; chunks: string[]; after: number }
   /** 200 and the right content type, then a body that is not valid SSE JSON / NDJSON / JSON. */

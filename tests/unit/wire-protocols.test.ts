@@ -151,11 +151,32 @@ describe('Anthropic Messages', () => {
     });
   });
 
-  it('refuses a stream without message_stop and reports an overloaded error as 529', () => {
+  it('refuses a stream without message_stop and reports each error type as the status it has before a stream', () => {
     expect(() => decode(anthropicMessages, [body.slice(0, body.indexOf('event: message_stop'))])).toThrow(expect.objectContaining({ reason: 'cut' }));
-    const overloaded = sse({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error');
-    expect(() => decode(anthropicMessages, [overloaded])).toThrow(ProviderStreamError);
-    expect(() => decode(anthropicMessages, [overloaded])).toThrow(expect.objectContaining({ status: 529 }));
+    const errorEvent = (type: string) => sse({ type: 'error', error: { type, message: 'no' } }, 'error');
+    expect(() => decode(anthropicMessages, [errorEvent('overloaded_error')])).toThrow(ProviderStreamError);
+    const statuses = {
+      invalid_request_error: 400,
+      authentication_error: 401,
+      permission_error: 403,
+      not_found_error: 404,
+      rate_limit_error: 429,
+      api_error: 500,
+      overloaded_error: 529,
+      an_error_type_from_the_future: 500,
+    };
+    for (const [type, status] of Object.entries(statuses)) {
+      expect(() => decode(anthropicMessages, [errorEvent(type)]), type).toThrow(expect.objectContaining({ status }));
+    }
+  });
+
+  it('starts at the first question when the history window opens with an answer or its tool calls', () => {
+    const sent = JSON.parse(
+      anthropicMessages.request({ ...call, messages: call.messages.slice(1) }, 'k').body,
+    ) as { messages: { role: string }[] };
+    expect(sent.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'thanks' }] }]);
+    const onlyAnswers = JSON.parse(anthropicMessages.request({ ...call, messages: call.messages.slice(1, 4) }, 'k').body) as { messages: unknown[] };
+    expect(onlyAnswers.messages).toEqual([]);
   });
 
   it('sends the system prompt apart, tool results as user turns, and a max_tokens the model accepts', () => {

@@ -100,8 +100,18 @@ interface StreamEvent {
 
 const stopReasons: Record<string, StepFinish> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool-calls' };
 
-/** An `error` event's type as the HTTP status the same failure has before a stream. */
-const errorStatuses: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, api_error: 500, timeout_error: 504 };
+/** An `error` event's type as the HTTP status the same failure has before a stream (Anthropic's error types). */
+const errorStatuses: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
 
 const malformed = () => new ProviderProtocolError('The answer is not a Messages stream', 'malformed');
 

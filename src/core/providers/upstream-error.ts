@@ -5,9 +5,9 @@ import { AppError } from '../errors/app-error.js';
 // upstream failure always reads the same to a client.
 
 /**
- * What a failed provider call may carry: the AI SDK's APICallError (`statusCode`,
- * `responseHeaders`), the `ollama` client's ResponseError (`status_code`), a fetch Response-like
- * `status`, or a network error whose `cause.code` names the socket failure.
+ * What a failed provider call may carry: a status with the response's headers (`statusCode` or
+ * `status`, `responseHeaders`), the `ollama` client's ResponseError (`status_code`), or a network
+ * error whose `code` (or `cause.code`) names the socket failure.
  */
 export interface UpstreamFailure {
   statusCode?: number;
@@ -59,8 +59,9 @@ function retryAfterOf(headers: unknown): string | undefined {
 }
 
 /**
- * What kind of failure an error is, looking through `cause` chains and the AI SDK's RetryError
- * (`lastError`); null when nothing in it says (a bug, or a reply that could not be understood).
+ * What kind of failure an error is, looking through `cause` chains (and `lastError`, where a
+ * retrying client keeps the last attempt's); null when nothing in it says (a bug, or a reply that
+ * could not be understood).
  */
 export function classifyUpstreamFailure(error: unknown): UpstreamFailureKind | null {
   const seen = new Set<unknown>();

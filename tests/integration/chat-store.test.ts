@@ -1,0 +1,174 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { ChatStore } from '../../src/core/chat-store/chat-store.js';
+import { createDatabase, sqliteFilePath, type Database } from '../../src/core/db/create-db.js';
+import { migrate } from '../../src/core/db/migrate.js';
+import { listConversations } from '../../src/core/conversations/list-conversations.js';
+import { newId } from '../../src/core/ids.js';
+import { createTestDatabase, describeOnDatabases, type TestDatabase } from '../helpers/databases.js';
+
+// The chat store writes the rows Prisma owns with its own SQL (src/core/chat-store). These tests
+// hold it to Prisma's encoding on both databases: what it writes, Prisma reads back exactly
+// (dates, JSON, booleans, ordering), and what Prisma writes, it reads.
+
+const target = { provider: 'openai', model: 'gpt-4o-mini' };
+
+describeOnDatabases('chat store', (kind) => {
+  let database: TestDatabase;
+  let opened: Database;
+  let chat: ChatStore;
+
+  beforeEach(async () => {
+    database = await createTestDatabase(kind);
+    await migrate(database.url);
+    opened = await createDatabase(database.url);
+    chat = opened.chat;
+  });
+
+  afterEach(async () => {
+    await opened.close();
+    await database.drop();
+  });
+
+  const question = (conversationId: string | null, content: string, historyLimit = 50) =>
+    chat.recordQuestion({ userId: 'ann', conversationId, content, defaultTitle: content.slice(0, 10), historyLimit });
+
+  it('stores a question in a new conversation that becomes current, as Prisma reads it', async () => {
+    const before = Date.now();
+    const recorded = await question(null, 'First question here');
+    expect(recorded).toEqual({
+      conversation: { id: expect.any(String), ownerId: 'ann', title: 'First ques', messageCount: 1 },
+      history: [],
+    });
+    const id = recorded?.conversation.id ?? '';
+    const row = await opened.db.conversation.findUniqueOrThrow({ where: { id }, include: { messages: true } });
+    expect(row).toMatchObject({ ownerId: 'ann', title: 'First ques', messageCount: 1, nextSeq: 1, metadata: null });
+    expect(row.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5);
+    expect(row.lastModified.getTime()).toBeLessThanOrEqual(Date.now() + 5);
+    expect(row.messages).toEqual([
+      expect.objectContaining({ seq: 0, role: 'user', content: 'First question here', streaming: false, toolCalls: null, finishReason: null }),
+    ]);
+    expect(await opened.db.userState.findUnique({ where: { userId: 'ann' } })).toMatchObject({ currentConversationId: id });
+  });
+
+  it('grows and closes an answer: streaming until closed, tool calls and usage as JSON, metadata merged', async () => {
+    const id = (await question(null, 'q'))?.conversation.id ?? '';
+    await opened.db.conversation.update({ where: { id }, data: { metadata: { source: 'import', provider: 'old' } } });
+    const messageId = await chat.openAnswer(id, target);
+    expect(messageId).toEqual(expect.any(String));
+    const growing = await opened.db.message.findUniqueOrThrow({ where: { id: messageId ?? '' } });
+    expect(growing).toMatchObject({ seq: 1, role: 'assistant', content: '', streaming: true, provider: 'openai', model: 'gpt-4o-mini' });
+
+    const calls = [{ id: 'c1', name: 'list_files', params: { path: '.' }, result: { entries: [] } }];
+    await chat.saveAnswer(messageId ?? '', { content: 'Partial', toolCalls: calls });
+    expect(await opened.db.message.findUniqueOrThrow({ where: { id: messageId ?? '' } })).toMatchObject({ content: 'Partial', toolCalls: calls, streaming: true });
+
+    const context = await chat.closeAnswer(messageId ?? '', id, 'ann', { content: 'Whole answer', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 4 } }, target);
+    expect(context).toEqual({ conversation: { id, ownerId: 'ann', title: 'q', messageCount: 2 }, workspace: null, activeModel: null });
+    const closed = await opened.db.message.findUniqueOrThrow({ where: { id: messageId ?? '' } });
+    expect(closed).toMatchObject({ content: 'Whole answer', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 4 }, streaming: false });
+    const conversation = await opened.db.conversation.findUniqueOrThrow({ where: { id } });
+    // The import's own keys stay; the last answer's names replace older ones.
+    expect(conversation.metadata).toEqual({ source: 'import', provider: 'openai', model: 'gpt-4o-mini' });
+    expect(conversation).toMatchObject({ messageCount: 2, nextSeq: 2 });
+  });
+
+  it('returns the history window before the question, oldest first, with stored tool calls', async () => {
+    const id = (await question(null, 'u1'))?.conversation.id ?? '';
+    const calls = [{ id: 'c1', name: 'git_status', params: {}, result: { status: 'clean' } }];
+    const answer = await chat.openAnswer(id, target);
+    await chat.closeAnswer(answer ?? '', id, 'ann', { content: 'a1', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } }, target);
+    await question(id, 'u2');
+    const recorded = await question(id, 'u3', 2);
+    expect(recorded?.history).toEqual([
+      { role: 'assistant', content: 'a1', toolCalls: calls },
+      { role: 'user', content: 'u2', toolCalls: null },
+    ]);
+    expect(recorded?.conversation).toMatchObject({ messageCount: 4, title: 'u1' });
+    expect((await question(id, 'u4', 0))?.history).toEqual([]);
+  });
+
+  it('reads the setup: named or current conversation, prompt order, active model, active workspace', async () => {
+    expect(await chat.readSetup({ userId: 'ann' })).toEqual({ conversation: null, activeModel: null, promptSections: null, workspace: null });
+    const id = (await question(null, 'hello'))?.conversation.id ?? '';
+    const sections = [{ type: 'user_message', enabled: true }];
+    const orderId = newId();
+    await opened.db.promptOrder.create({ data: { id: orderId, name: 'named', sections } });
+    await opened.db.promptOrder.create({ data: { id: newId(), name: 'default', sections: [{ type: 'system', content: 'Hi', enabled: true }], isDefault: true } });
+    await opened.db.setting.upsert({ where: { key: 'activeModel' }, create: { key: 'activeModel', value: { name: 'qwen', provider: 'ollama' } }, update: {} });
+    const first = await opened.db.workspace.create({ data: { id: newId(), name: 'one', path: '/srv/one', branch: 'main', status: 'clean', createdAt: new Date(1000) } });
+    const second = await opened.db.workspace.create({ data: { id: newId(), name: 'two', path: '/srv/two', createdAt: new Date(2000) } });
+
+    const current = await chat.readSetup({ userId: 'ann' });
+    expect(current).toEqual({
+      conversation: { id, ownerId: 'ann', title: 'hello', messageCount: 1 },
+      activeModel: { name: 'qwen', provider: 'ollama' },
+      promptSections: [{ type: 'system', content: 'Hi', enabled: true }],
+      // Never chose one: the first registered.
+      workspace: { id: first.id, name: 'one', path: '/srv/one', branch: 'main', status: 'clean' },
+    });
+    await opened.db.userState.update({ where: { userId: 'ann' }, data: { activeWorkspaceId: second.id } });
+    const named = await chat.readSetup({ userId: 'ann', conversationId: id, promptOrderId: orderId });
+    expect(named.promptSections).toEqual(sections);
+    expect(named.workspace?.id).toBe(second.id);
+    // Another user's current conversation is not ann's; an unknown order is null (the engine's 400).
+    expect((await chat.readSetup({ userId: 'bob', promptOrderId: 'nope' })).promptSections).toBeNull();
+    expect((await chat.readSetup({ userId: 'bob' })).conversation).toBeNull();
+  });
+
+  it('answers null for a conversation deleted meanwhile, and keeps the list order Prisma reads', async () => {
+    const gone = (await question(null, 'gone'))?.conversation.id ?? '';
+    await opened.db.conversation.delete({ where: { id: gone } });
+    expect(await question(gone, 'again')).toBeNull();
+    expect(await chat.openAnswer(gone, target)).toBeNull();
+
+    // Prisma's write, then the chat store's: newest first either way, whoever wrote the date.
+    const older = (await question(null, 'older'))?.conversation.id ?? '';
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const byPrisma = newId();
+    await opened.db.conversation.create({ data: { id: byPrisma, ownerId: 'ann', title: 'by prisma', messageCount: 1 } });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await question(older, 'touched again');
+    const listed = await listConversations({ db: opened.db, chat, kind }, 'ann', { limit: 10, offset: 0 });
+    expect(listed.conversations.map((conversation) => conversation.id)).toEqual([older, byPrisma]);
+  });
+
+  // SQLite's own concerns: the text of its dates, and the lock Prisma's connection and ours share.
+  if (kind !== 'sqlite') return;
+
+  it('writes dates in the very text Prisma writes, so SQLite orders them as times', async () => {
+    const byStore = (await question(null, 'store'))?.conversation.id ?? '';
+    const byPrisma = newId();
+    await opened.db.conversation.create({ data: { id: byPrisma, ownerId: 'ann' } });
+    const raw = new BetterSqlite3(sqliteFilePath(database.url), { readonly: true });
+    try {
+      const dates = raw.prepare('SELECT id, "createdAt", "lastModified" FROM "Conversation"').all() as Record<string, string>[];
+      const shape = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
+      expect(dates.map((row) => row.id).sort()).toEqual([byStore, byPrisma].sort());
+      for (const row of dates) {
+        expect(row.createdAt).toMatch(shape);
+        expect(row.lastModified).toMatch(shape);
+      }
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('waits between turns while a Prisma transaction holds the write lock, then writes', async () => {
+    const id = (await question(null, 'q'))?.conversation.id ?? '';
+    let written: Promise<unknown> = Promise.resolve();
+    let done = false;
+    await opened.db.$transaction(async (tx) => {
+      await tx.conversation.update({ where: { id }, data: { title: 'renamed inside' } });
+      written = question(id, 'during').then(() => {
+        done = true;
+      });
+      // The event loop keeps turning (this timer fires): the store is not blocked inside SQLite.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(done).toBe(false);
+    });
+    await written;
+    expect(done).toBe(true);
+    expect(await opened.db.conversation.findUniqueOrThrow({ where: { id } })).toMatchObject({ title: 'renamed inside', messageCount: 2 });
+  });
+});

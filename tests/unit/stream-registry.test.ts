@@ -1,0 +1,70 @@
+import { afterEach, expect, it, vi } from 'vitest';
+import { StreamRegistry } from '../../src/core/streams/stream-registry.js';
+import type { StreamJob } from '../../src/core/streams/stream-job.js';
+
+// The registry keeps running streams counted per user (CONTRACT §1's cap), and finished ones
+// for replay until STREAM_RETENTION_MS or its memory budget, whichever comes first.
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const metadata = { conversationId: 'c', messageId: 'm', provider: 'openai', model: 'x', finishReason: 'stop' as const, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, timeToFirstTokenMs: 1 };
+
+function finish(job: StreamJob, text = 'hello'): void {
+  job.push({ type: 'text', content: text });
+  job.push({ type: 'done', metadata });
+}
+
+it('caps running streams per user and frees a place when one finishes or is dropped', () => {
+  const registry = new StreamRegistry({ maxPerUser: 2, retentionMs: 60_000, maxRetainedBytes: 1e9 });
+  const first = registry.open('ann', 'openai');
+  const second = registry.open('ann', 'openai');
+  expect(() => registry.open('ann', 'openai')).toThrow(expect.objectContaining({ code: 'RATE_LIMIT_EXCEEDED', details: { cap: 2 } }));
+  // Another user's streams are not counted against ann.
+  registry.open('bob', 'openai');
+  finish(first);
+  const third = registry.open('ann', 'openai');
+  registry.drop(second);
+  registry.open('ann', 'openai');
+  expect(() => registry.open('ann', 'openai')).toThrow(expect.objectContaining({ code: 'RATE_LIMIT_EXCEEDED' }));
+  // The finished one is still there to replay; the dropped one is gone.
+  expect(registry.require('ann', first.id)).toBe(first);
+  expect(() => registry.require('ann', second.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+  expect(() => registry.require('bob', third.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+});
+
+it('forgets finished streams once their retention has passed', () => {
+  vi.useFakeTimers();
+  const registry = new StreamRegistry({ maxPerUser: 10, retentionMs: 5000, maxRetainedBytes: 1e9 });
+  const early = registry.open('ann', 'openai');
+  finish(early);
+  vi.advanceTimersByTime(3000);
+  const late = registry.open('ann', 'openai');
+  finish(late);
+  vi.advanceTimersByTime(2500);
+  expect(() => registry.require('ann', early.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+  expect(registry.require('ann', late.id)).toBe(late);
+  vi.advanceTimersByTime(3000);
+  expect(() => registry.require('ann', late.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+});
+
+it('forgets the oldest finished streams early when they would hold more than the budget', () => {
+  const registry = new StreamRegistry({ maxPerUser: 10, retentionMs: 600_000, maxRetainedBytes: 10_000 });
+  const jobs = Array.from({ length: 6 }, () => {
+    const job = registry.open('ann', 'openai');
+    finish(job, 'x'.repeat(1500));
+    return job;
+  });
+  // Each holds about 3.6 KB (two bytes a character, plus the events' frames): two fit.
+  const kept = jobs.filter((job) => {
+    try {
+      registry.require('ann', job.id);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  expect(kept).toEqual(jobs.slice(-2));
+  expect(kept[0]?.approximateBytes).toBeGreaterThan(3000);
+});
