@@ -16,7 +16,6 @@ export async function writeSse(res: Response, job: StreamJob, after: number, pin
   res.setHeader('X-Accel-Buffering', 'no');
   res.setHeader('X-Stream-Id', job.id);
   res.setHeader('Connection', 'keep-alive');
-  res.flushHeaders();
   res.socket?.setNoDelay(true);
 
   const gone = new AbortController();
@@ -27,12 +26,18 @@ export async function writeSse(res: Response, job: StreamJob, after: number, pin
     if (!res.writableEnded) res.write(': ping\n\n');
   }, pingIntervalMs);
   try {
+    // The headers go out with the first events when the provider's first chunk is already here
+    // (one write instead of two), and on their own when the stream has to wait for it.
+    const flushHeadersSoon = setImmediate(() => {
+      if (!res.headersSent) res.flushHeaders();
+    });
     for await (const batch of job.followInBatches(after, gone.signal)) {
       if (gone.signal.aborted) break;
       let text = '';
       for (const { seq, event } of batch) text += `id: ${job.id}:${seq}\ndata: ${JSON.stringify(event)}\n\n`;
       if (!res.write(text)) await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
     }
+    clearImmediate(flushHeadersSoon);
   } finally {
     clearInterval(ping);
     if (!res.writableEnded) res.end();

@@ -26,29 +26,32 @@ export async function collectReply(job: StreamJob): Promise<CollectedReply> {
   let context: ConversationContext | undefined;
   let failure: AppError | undefined;
   const toolCalls = new Map<string, ToolActivity>();
-  for await (const { event } of job.follow(0)) {
-    switch (event.type) {
-      case 'text':
-        response += event.content;
-        break;
-      case 'tool_call':
-        toolCalls.set(event.id, { id: event.id, name: event.name, params: event.params });
-        break;
-      case 'tool_result': {
-        const call = toolCalls.get(event.id);
-        if (call) call.result = event.result;
-        break;
+  // In batches: every event one provider chunk produced is taken in one step.
+  for await (const batch of job.followInBatches(0)) {
+    for (const { event } of batch) {
+      switch (event.type) {
+        case 'text':
+          response += event.content;
+          break;
+        case 'tool_call':
+          toolCalls.set(event.id, { id: event.id, name: event.name, params: event.params });
+          break;
+        case 'tool_result': {
+          const call = toolCalls.get(event.id);
+          if (call) call.result = event.result;
+          break;
+        }
+        case 'error':
+          failure = new AppError(event.code, event.message);
+          break;
+        case 'context_update':
+          context = event.context;
+          break;
+        case 'done':
+          if (failure) throw failure;
+          if (!context) throw new AppError('STREAMING_ERROR', 'The answer ended without its context');
+          return { response, context, toolCalls: [...toolCalls.values()], metadata: event.metadata };
       }
-      case 'error':
-        failure = new AppError(event.code, event.message);
-        break;
-      case 'context_update':
-        context = event.context;
-        break;
-      case 'done':
-        if (failure) throw failure;
-        if (!context) throw new AppError('STREAMING_ERROR', 'The answer ended without its context');
-        return { response, context, toolCalls: [...toolCalls.values()], metadata: event.metadata };
     }
   }
   throw failure ?? new AppError('STREAMING_ERROR', 'The answer ended before it was complete');
