@@ -92,12 +92,13 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
             async () => {
               const terminal = await agentTerminalFor(deps, actor, root);
               if (signal.aborted) return abortedToolResult;
-              // Stopping the answer stops its command too, as Ctrl-C would.
+              // Stopping the answer stops its command too: not sent if it has not been yet
+              // (executeCommand), Ctrl-C if it runs.
               const interrupt = () => {
                 terminal.interrupt();
               };
               signal.addEventListener('abort', interrupt, { once: true });
-              const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true }).finally(() => {
+              const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true, signal }).finally(() => {
                 signal.removeEventListener('abort', interrupt);
               });
               if (outcome.kind === 'held') {

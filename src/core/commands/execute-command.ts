@@ -20,6 +20,15 @@ export interface ExecuteOptions {
   waitForCompletion: boolean;
   /** Set when a held command is being confirmed: it runs instead of being held again. */
   confirmation?: { commandId: string; issuedBy: string };
+  /**
+   * The chat answer a run_command belongs to: once it is aborted the command is not sent (an
+   * interrupt cannot stop a command the shell has not received yet).
+   */
+  signal?: AbortSignal;
+}
+
+function notRunAfterAbort(): AppError {
+  return new AppError('INVALID_REQUEST', 'The command was not run: the answer that asked for it was aborted', { details: { reason: 'aborted' } });
 }
 
 export async function executeCommand(
@@ -66,12 +75,22 @@ export async function runReserved(
         details: { risk: verdict.level, reasons: verdict.reasons },
       });
     }
+    if (options.signal?.aborted) {
+      await audit('aborted');
+      throw notRunAfterAbort();
+    }
     if (verdict.level === 'high' && deps.config.COMMAND_CONFIRMATION_REQUIRED && !options.confirmation) {
       const pending = await holdCommand(deps, actor, terminal, command, verdict, workingDirectory);
       return { kind: 'held', commandId: pending.id, risk: verdict };
     }
     // Written before the command starts: a command that crashes the service is still on record.
     await audit('executed', { waitForCompletion: options.waitForCompletion });
+    // Checked again with nothing awaited between here and the send: an abort during the audit
+    // write is not lost. The entry above then has an `aborted` one after it.
+    if (options.signal?.aborted) {
+      await audit('aborted');
+      throw notRunAfterAbort();
+    }
     sent = true;
     const result = await terminal.run(command, {
       timeoutMs: deps.config.COMMAND_TIMEOUT_MS,
