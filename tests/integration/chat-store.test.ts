@@ -54,17 +54,17 @@ describeOnDatabases('chat store', (kind) => {
   it('grows and closes an answer: streaming until closed, tool calls and usage as JSON, metadata merged', async () => {
     const id = (await question(null, 'q'))?.conversation.id ?? '';
     await opened.db.conversation.update({ where: { id }, data: { metadata: { source: 'import', provider: 'old' } } });
-    const messageId = await chat.openAnswer(id, target);
+    const messageId = await chat.openAnswer(id, target, { content: 'Wo', toolCalls: [] });
     expect(messageId).toEqual(expect.any(String));
     const growing = await opened.db.message.findUniqueOrThrow({ where: { id: messageId ?? '' } });
-    expect(growing).toMatchObject({ seq: 1, role: 'assistant', content: '', streaming: true, provider: 'openai', model: 'gpt-4o-mini' });
+    expect(growing).toMatchObject({ seq: 1, role: 'assistant', content: 'Wo', toolCalls: null, streaming: true, provider: 'openai', model: 'gpt-4o-mini' });
 
     const calls = [{ id: 'c1', name: 'list_files', params: { path: '.' }, result: { entries: [] } }];
     await chat.saveAnswer(messageId ?? '', { content: 'Partial', toolCalls: calls });
     expect(await opened.db.message.findUniqueOrThrow({ where: { id: messageId ?? '' } })).toMatchObject({ content: 'Partial', toolCalls: calls, streaming: true });
 
-    const context = await chat.closeAnswer(messageId ?? '', id, 'ann', { content: 'Whole answer', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 4 } }, target);
-    expect(context).toEqual({ conversation: { id, ownerId: 'ann', title: 'q', messageCount: 2 }, workspace: null, activeModel: null });
+    const stored = await chat.closeAnswer(messageId, id, 'ann', { content: 'Whole answer', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 4 } }, target);
+    expect(stored).toEqual({ messageId, context: { conversation: { id, ownerId: 'ann', title: 'q', messageCount: 2 }, workspace: null, activeModel: null } });
     const closed = await opened.db.message.findUniqueOrThrow({ where: { id: messageId ?? '' } });
     expect(closed).toMatchObject({ content: 'Whole answer', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 4 }, streaming: false });
     const conversation = await opened.db.conversation.findUniqueOrThrow({ where: { id } });
@@ -73,11 +73,31 @@ describeOnDatabases('chat store', (kind) => {
     expect(conversation).toMatchObject({ messageCount: 2, nextSeq: 2 });
   });
 
+  it('stores an answer that needed no row while it grew in one go, whole and closed', async () => {
+    const id = (await question(null, 'quick'))?.conversation.id ?? '';
+    const answer = { content: 'Done.', toolCalls: [], finishReason: 'length', usage: { inputTokens: 1, outputTokens: 2 } };
+    const stored = await chat.closeAnswer(null, id, 'ann', answer, target);
+    expect(stored.context.conversation).toEqual({ id, ownerId: 'ann', title: 'quick', messageCount: 2 });
+    const rows = await opened.db.message.findMany({ where: { conversationId: id }, orderBy: { seq: 'asc' } });
+    expect(rows.map((row) => row.role)).toEqual(['user', 'assistant']);
+    expect(rows[1]).toMatchObject({
+      id: stored.messageId,
+      seq: 1,
+      content: 'Done.',
+      toolCalls: null,
+      finishReason: 'length',
+      usage: { inputTokens: 1, outputTokens: 2 },
+      streaming: false,
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+    });
+    expect((await opened.db.conversation.findUniqueOrThrow({ where: { id } })).metadata).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
+  });
+
   it('returns the history window before the question, oldest first, with stored tool calls', async () => {
     const id = (await question(null, 'u1'))?.conversation.id ?? '';
     const calls = [{ id: 'c1', name: 'git_status', params: {}, result: { status: 'clean' } }];
-    const answer = await chat.openAnswer(id, target);
-    await chat.closeAnswer(answer ?? '', id, 'ann', { content: 'a1', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } }, target);
+    await chat.closeAnswer(null, id, 'ann', { content: 'a1', toolCalls: calls, finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } }, target);
     await question(id, 'u2');
     const recorded = await question(id, 'u3', 2);
     expect(recorded?.history).toEqual([
@@ -120,7 +140,10 @@ describeOnDatabases('chat store', (kind) => {
     const gone = (await question(null, 'gone'))?.conversation.id ?? '';
     await opened.db.conversation.delete({ where: { id: gone } });
     expect(await question(gone, 'again')).toBeNull();
-    expect(await chat.openAnswer(gone, target)).toBeNull();
+    expect(await chat.openAnswer(gone, target, { content: '', toolCalls: [] })).toBeNull();
+    const unstored = await chat.closeAnswer(null, gone, 'ann', { content: 'x', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } }, target);
+    expect(unstored.messageId).toBeNull();
+    expect(await opened.db.message.count({ where: { conversationId: gone } })).toBe(0);
 
     // Prisma's write, then the chat store's: newest first either way, whoever wrote the date.
     const older = (await question(null, 'older'))?.conversation.id ?? '';

@@ -85,6 +85,13 @@ export interface ContextParts {
   activeModel: ActiveModel | null;
 }
 
+export interface StoredAnswer {
+  /** Null when the conversation was deleted while the answer was being generated. */
+  messageId: string | null;
+  /** What the context_update that follows shows. */
+  context: ContextParts;
+}
+
 export interface ChatStore {
   readSetup(query: SetupQuery): Promise<ChatSetup>;
   /**
@@ -93,15 +100,25 @@ export interface ChatStore {
    * has none, and becomes the user's current one. Null when the conversation has gone meanwhile.
    */
   recordQuestion(question: NewQuestion): Promise<RecordedQuestion | null>;
-  /** Makes the answer's row, marked as streaming; null when the conversation has gone meanwhile. */
-  openAnswer(conversationId: string, target: AnswerTarget): Promise<string | null>;
+  /**
+   * Makes the row of an answer still being generated, marked as streaming, with what it has so
+   * far; null when the conversation has gone meanwhile.
+   */
+  openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot): Promise<string | null>;
   /** Stores what the answer has so far; it stays marked as streaming. */
   saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void>;
   /**
-   * Stores the whole answer and closes it; the conversation records the provider and model of its
-   * last answer. Returns what the context_update that follows shows.
+   * Stores the whole answer, closing the row openAnswer made, or in a row of its own when it
+   * finished before it needed one (`messageId` null); the conversation records the provider and
+   * model of its last answer.
    */
-  closeAnswer(messageId: string, conversationId: string, userId: string, answer: FinalAnswer, target: AnswerTarget): Promise<ContextParts>;
+  closeAnswer(
+    messageId: string | null,
+    conversationId: string,
+    userId: string,
+    answer: FinalAnswer,
+    target: AnswerTarget,
+  ): Promise<StoredAnswer>;
   /** The parts of the context object for this user and conversation. */
   readContext(userId: string, conversationId: string): Promise<ContextParts>;
   close(): Promise<void>;

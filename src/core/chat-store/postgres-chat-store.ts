@@ -13,6 +13,7 @@ import {
   type NewQuestion,
   type RecordedQuestion,
   type SetupQuery,
+  type StoredAnswer,
 } from './chat-store.js';
 import { activeModelOf, answerMetadata, conversationHeadOf, promptSectionsOf, toolCallsOf, workspaceRefOf, type ConversationRow } from './stored-values.js';
 
@@ -83,8 +84,8 @@ WITH counted AS (
   SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1, "lastModified" = $2::timestamp(3)
   WHERE id = $1::text RETURNING id, "nextSeq" - 1 AS seq
 )
-INSERT INTO "Message" (id, "conversationId", seq, role, content, model, provider, streaming, "createdAt")
-SELECT $3::text, id, seq, 'assistant', '', $4::text, $5::text, true, $2::timestamp(3) FROM counted
+INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, streaming, "createdAt")
+SELECT $3::text, id, seq, 'assistant', $6::text, $7::jsonb, $4::text, $5::text, true, $2::timestamp(3) FROM counted
 RETURNING id`;
 
 const saveAnswerSql = `UPDATE "Message" SET content = $2::text, "toolCalls" = $3::jsonb WHERE id = $1::text`;
@@ -106,6 +107,22 @@ WITH closed AS (
   WHERE id = $8::text RETURNING id, "ownerId", title, "messageCount"
 ), state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $9::text)
 ${contextColumns(`(SELECT ${conversationJson('noted')} FROM noted)`)}`;
+
+// An answer that finished before it needed a row of its own (see AnswerWriter) is stored whole
+// in one statement: counted, inserted, and noted on its conversation.
+const storeAnswerSql = `
+WITH noted AS (
+  UPDATE "Conversation"
+  SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1,
+      metadata = CASE WHEN jsonb_typeof(metadata) = 'object' THEN metadata ELSE '{}'::jsonb END || $6::jsonb,
+      "lastModified" = $7::timestamp(3)
+  WHERE id = $8::text RETURNING id, "ownerId", title, "messageCount", "nextSeq" - 1 AS seq
+), stored AS (
+  INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, "finishReason", usage, streaming, "createdAt")
+  SELECT $1::text, id, seq, 'assistant', $2::text, $3::jsonb, $10::text, $11::text, $4::text, $5::jsonb, false, $7::timestamp(3) FROM noted
+  RETURNING id
+), state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $9::text)
+${contextColumns(`(SELECT ${conversationJson('noted')} FROM noted)`)}, (SELECT id FROM stored) AS "messageId"`;
 
 const readContextSql = `
 WITH state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $1::text)
@@ -154,13 +171,15 @@ export class PostgresChatStore implements ChatStore {
     return { conversation, history };
   }
 
-  async openAnswer(conversationId: string, target: AnswerTarget): Promise<string | null> {
+  async openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot): Promise<string | null> {
     const row = await this.one<{ id: string }>('chat.openAnswer', openAnswerSql, [
       conversationId,
       new Date().toISOString(),
       newId(),
       target.model,
       target.provider,
+      snapshot.content,
+      storedToolCalls(snapshot.toolCalls),
     ]);
     return row?.id ?? null;
   }
@@ -169,9 +188,15 @@ export class PostgresChatStore implements ChatStore {
     await this.pool.query({ name: 'chat.saveAnswer', text: saveAnswerSql, values: [messageId, snapshot.content, storedToolCalls(snapshot.toolCalls)] });
   }
 
-  async closeAnswer(messageId: string, conversationId: string, userId: string, answer: FinalAnswer, target: AnswerTarget): Promise<ContextParts> {
-    const row = await this.one<ContextRow>('chat.closeAnswer', closeAnswerSql, [
-      messageId,
+  async closeAnswer(
+    messageId: string | null,
+    conversationId: string,
+    userId: string,
+    answer: FinalAnswer,
+    target: AnswerTarget,
+  ): Promise<StoredAnswer> {
+    const values = [
+      messageId ?? newId(),
       answer.content,
       storedToolCalls(answer.toolCalls),
       answer.finishReason,
@@ -180,8 +205,12 @@ export class PostgresChatStore implements ChatStore {
       new Date().toISOString(),
       conversationId,
       userId,
-    ]);
-    return contextPartsOf(row);
+    ];
+    if (messageId !== null) {
+      return { messageId, context: contextPartsOf(await this.one<ContextRow>('chat.closeAnswer', closeAnswerSql, values)) };
+    }
+    const row = await this.one<ContextRow & { messageId: string | null }>('chat.storeAnswer', storeAnswerSql, [...values, target.model, target.provider]);
+    return { messageId: row?.messageId ?? null, context: contextPartsOf(row) };
   }
 
   async readContext(userId: string, conversationId: string): Promise<ContextParts> {

@@ -14,6 +14,7 @@ import {
   type NewQuestion,
   type RecordedQuestion,
   type SetupQuery,
+  type StoredAnswer,
 } from './chat-store.js';
 import { retryWhileBusy } from './sqlite-busy.js';
 import { SqliteWriteBatch } from './sqlite-write-batch.js';
@@ -35,8 +36,27 @@ function storedToolCalls(toolCalls: readonly unknown[]): string | null {
   return toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
 }
 
+/** The columns a question leaves empty. */
+const noAnswerColumns = { toolCalls: null, model: null, provider: null, finishReason: null, usage: null };
+
 const conversationColumns = `id, "ownerId", title, "messageCount"`;
 const workspaceColumns = `id, name, path, branch, status`;
+
+/** A Message row as Prisma stores it on SQLite (JSON as text, booleans as 0/1). */
+interface MessageRow {
+  id: string;
+  conversationId: string;
+  seq: number;
+  role: string;
+  content: string;
+  toolCalls: string | null;
+  model: string | null;
+  provider: string | null;
+  finishReason: string | null;
+  usage: string | null;
+  streaming: 0 | 1;
+  createdAt: string;
+}
 
 interface StateRow {
   currentConversationId: string | null;
@@ -68,9 +88,9 @@ function prepareStatements(db: Database.Database) {
       `UPDATE "Conversation" SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1, "lastModified" = ?
        WHERE id = ? RETURNING "nextSeq" - 1 AS seq`,
     ),
-    insertMessage: db.prepare<[string, string, number, string, string, string | null, string | null, number, string]>(
+    insertMessage: db.prepare<[MessageRow]>(
       `INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, "finishReason", usage, streaming, "createdAt")
-       VALUES (?, ?, ?, ?, ?, NULL, ?, ?, NULL, NULL, ?, ?)`,
+       VALUES (@id, @conversationId, @seq, @role, @content, @toolCalls, @model, @provider, @finishReason, @usage, @streaming, @createdAt)`,
     ),
     makeCurrent: db.prepare<[string, string, string]>(
       `INSERT INTO "UserState" ("userId", "currentConversationId", "activeWorkspaceId", "updatedAt") VALUES (?, ?, NULL, ?)
@@ -128,21 +148,30 @@ export class SqliteChatStore implements ChatStore {
     return this.writes.run(() => this.storeQuestion(question));
   }
 
-  openAnswer(conversationId: string, target: AnswerTarget): Promise<string | null> {
-    return this.writes.run(() => this.storeAnswerRow(conversationId, target));
+  openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot): Promise<string | null> {
+    return this.writes.run(() => this.insertAnswer(conversationId, target, snapshot, null));
   }
 
   async saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void> {
     await this.writes.run(() => this.statements.saveAnswer.run(snapshot.content, storedToolCalls(snapshot.toolCalls), messageId));
   }
 
-  async closeAnswer(messageId: string, conversationId: string, userId: string, answer: FinalAnswer, target: AnswerTarget): Promise<ContextParts> {
-    const row = await this.writes.run(() => {
+  async closeAnswer(
+    messageId: string | null,
+    conversationId: string,
+    userId: string,
+    answer: FinalAnswer,
+    target: AnswerTarget,
+  ): Promise<StoredAnswer> {
+    const stored = await this.writes.run(() => {
       const s = this.statements;
-      s.closeAnswer.run(answer.content, storedToolCalls(answer.toolCalls), answer.finishReason, JSON.stringify(answer.usage), messageId);
-      return s.noteAnswer.get(answerMetadata(target), timestamp(), conversationId);
+      let id = messageId;
+      if (id === null) id = this.insertAnswer(conversationId, target, answer, answer);
+      else s.closeAnswer.run(answer.content, storedToolCalls(answer.toolCalls), answer.finishReason, JSON.stringify(answer.usage), id);
+      return { id, conversation: s.noteAnswer.get(answerMetadata(target), timestamp(), conversationId) };
     });
-    return retryWhileBusy(() => this.contextParts(userId, conversationHeadOf(row)));
+    const context = await retryWhileBusy(() => this.contextParts(userId, conversationHeadOf(stored.conversation)));
+    return { messageId: stored.id, context };
   }
 
   readContext(userId: string, conversationId: string): Promise<ContextParts> {
@@ -170,7 +199,16 @@ export class SqliteChatStore implements ChatStore {
       conversation = head;
       seq = row.seq;
     }
-    s.insertMessage.run(newId(), conversation.id, seq, 'user', question.content, null, null, 0, now);
+    s.insertMessage.run({
+      ...noAnswerColumns,
+      id: newId(),
+      conversationId: conversation.id,
+      seq,
+      role: 'user',
+      content: question.content,
+      streaming: 0,
+      createdAt: now,
+    });
     s.makeCurrent.run(question.userId, conversation.id, now);
     const history = s.history
       .all(conversation.id, seq, question.historyLimit)
@@ -179,12 +217,26 @@ export class SqliteChatStore implements ChatStore {
     return { conversation, history };
   }
 
-  private storeAnswerRow(conversationId: string, target: AnswerTarget): string | null {
+  /** An answer's row: still streaming (`final` null) or whole. Null when the conversation has gone. */
+  private insertAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot, final: FinalAnswer | null): string | null {
     const now = timestamp();
     const row = this.statements.countAnswer.get(now, conversationId);
     if (!row) return null;
     const id = newId();
-    this.statements.insertMessage.run(id, conversationId, row.seq, 'assistant', '', target.model, target.provider, 1, now);
+    this.statements.insertMessage.run({
+      id,
+      conversationId,
+      seq: row.seq,
+      role: 'assistant',
+      content: snapshot.content,
+      toolCalls: storedToolCalls(snapshot.toolCalls),
+      model: target.model,
+      provider: target.provider,
+      finishReason: final?.finishReason ?? null,
+      usage: final ? JSON.stringify(final.usage) : null,
+      streaming: final ? 0 : 1,
+      createdAt: now,
+    });
     return id;
   }
 

@@ -1,28 +1,22 @@
-import type { AnswerSnapshot, AnswerTarget, ChatStore, ContextParts, FinalAnswer } from '../chat-store/chat-store.js';
+import type { AnswerSnapshot, AnswerTarget, ChatStore, FinalAnswer, StoredAnswer } from '../chat-store/chat-store.js';
 import type { Logger } from '../logger.js';
 
 /** CONTRACT §6: at most one write per 250 ms per stream while it grows. */
 export const ANSWER_WRITE_INTERVAL_MS = 250;
 
-export interface StoredAnswer {
-  /** "" when the conversation was deleted while the answer was being generated. */
-  messageId: string;
-  /** What the context_update that follows shows. */
-  context: ContextParts;
-}
-
 /**
- * Stores an assistant answer as it grows. Its row is made on the first update (the provider has
- * answered by then), marked as streaming, and kept close behind the stream, so a crash loses at
- * most a quarter of a second of it. Writes never overlap: the latest snapshot waits for the one
- * in flight, and intermediate snapshots are skipped.
+ * Stores an assistant answer as it grows: at most every 250 ms, the first time 250 ms after the
+ * generation started, so a crash loses at most a quarter of a second of it. An answer that is
+ * whole before then (most are) is stored once, whole, by finish(); a longer one gets its row,
+ * marked as streaming, at its first write. Writes never overlap: the latest snapshot waits for
+ * the one in flight, and intermediate snapshots are skipped.
  */
 export class AnswerWriter {
   private row: Promise<string | null> | null = null;
   private latest: AnswerSnapshot | null = null;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> = Promise.resolve();
-  private lastWriteAt = 0;
+  private lastWriteAt = Date.now();
 
   constructor(
     private readonly store: ChatStore,
@@ -34,8 +28,6 @@ export class AnswerWriter {
 
   update(snapshot: AnswerSnapshot): void {
     this.latest = snapshot;
-    // A failure to make the row surfaces in finish(), which the engine handles.
-    this.ensureRow().catch(() => undefined);
     if (this.timer) return;
     const wait = Math.max(0, this.lastWriteAt + ANSWER_WRITE_INTERVAL_MS - Date.now());
     this.timer = setTimeout(() => {
@@ -49,15 +41,10 @@ export class AnswerWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.latest = null;
-    const messageId = await this.ensureRow();
     await this.inFlight;
-    if (messageId === null) return { messageId: '', context: await this.store.readContext(userId, this.conversationId) };
-    return { messageId, context: await this.store.closeAnswer(messageId, this.conversationId, userId, answer, this.target) };
-  }
-
-  private ensureRow(): Promise<string | null> {
-    this.row ??= this.store.openAnswer(this.conversationId, this.target);
-    return this.row;
+    // A row that could not be made (its write failed) is made now, whole.
+    const messageId = this.row ? await this.row.catch(() => null) : null;
+    return this.store.closeAnswer(messageId, this.conversationId, userId, answer, this.target);
   }
 
   private flush(): void {
@@ -67,7 +54,12 @@ export class AnswerWriter {
     this.lastWriteAt = Date.now();
     this.inFlight = this.inFlight
       .then(async () => {
-        const messageId = await this.ensureRow();
+        if (this.row === null) {
+          this.row = this.store.openAnswer(this.conversationId, this.target, snapshot);
+          await this.row;
+          return;
+        }
+        const messageId = await this.row;
         if (messageId !== null) await this.store.saveAnswer(messageId, snapshot);
       })
       .catch((error: unknown) => {

@@ -1,10 +1,10 @@
-import type { ConversationHead, FinalAnswer } from '../chat-store/chat-store.js';
+import type { ConversationHead, FinalAnswer, StoredAnswer } from '../chat-store/chat-store.js';
 import { contextOf, type ConversationContext } from '../context/conversation-context.js';
 import { AppError } from '../errors/app-error.js';
 import { callModel } from '../providers/call-model.js';
 import type { ChatMessage, StepFinish, StepUsage, ToolCallRecord, ToolResultRecord } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
-import { AnswerWriter, type StoredAnswer } from './answer-writer.js';
+import { AnswerWriter } from './answer-writer.js';
 import type { FinishReason, TokenUsage } from './chat-events.js';
 import { chatError } from './chat-error.js';
 import type { ChatDeps } from './chat-deps.js';
