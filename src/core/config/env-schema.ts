@@ -137,7 +137,7 @@ export const envSchema = z
     MAX_TOOL_STEPS: int(8, 1, 100),
     STREAM_RETENTION_MS: int(600_000, 0),
     // What finished streams kept for replay may hold in memory together; past it the oldest go early.
-    STREAM_REPLAY_MAX_BYTES: bytes(256 * 1024 * 1024),
+    STREAM_REPLAY_MAX_BYTES: bytes(64 * 1024 * 1024),
     // The `: ping` comment interval of SSE replies (CONTRACT §6 says 15 s; tests shorten it).
     SSE_PING_INTERVAL_MS: int(15_000, 10, 600_000),
 
