@@ -5,6 +5,7 @@
 // table; results are recorded in BENCHMARKS.md.
 //
 // `tsx bench/chat.ts --cpu-prof` also writes a CPU profile of the service and prints its hot spots.
+// With BENCH_DATABASE_URL=postgresql://… the service stores on that (empty) PostgreSQL database.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -216,6 +217,9 @@ async function main(): Promise<void> {
       // Every exchange goes to the caller's current conversation: a one-message window keeps the
       // upstream request the same size however many exchanges came before.
       MAX_CONVERSATION_HISTORY: '1',
+      // BENCH_DATABASE_URL=postgresql://… stores on PostgreSQL instead of a fresh SQLite file
+      // (an empty database of its own: the service migrates it).
+      ...(process.env.BENCH_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
     },
     profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
   );

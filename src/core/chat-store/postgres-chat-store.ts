@@ -15,7 +15,16 @@ import {
   type SetupQuery,
   type StoredAnswer,
 } from './chat-store.js';
-import { activeModelOf, answerMetadata, conversationHeadOf, promptSectionsOf, toolCallsOf, workspaceRefOf, type ConversationRow } from './stored-values.js';
+import {
+  activeModelOf,
+  answerMetadata,
+  conversationHeadOf,
+  promptSectionsOf,
+  storedToolCalls,
+  toolCallsOf,
+  workspaceRefOf,
+  type ConversationRow,
+} from './stored-values.js';
 
 // The chat store on PostgreSQL, on the pool Prisma's adapter uses too. Each operation is one
 // statement (writes chained with data-modifying CTEs, so they are atomic and one round trip), sent
@@ -132,10 +141,6 @@ interface ContextRow {
   conversation: ConversationRow | null;
   activeModel: unknown;
   workspace: WorkspaceRef | null;
-}
-
-function storedToolCalls(toolCalls: readonly unknown[]): string | null {
-  return toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
 }
 
 function contextPartsOf(row: ContextRow | undefined): ContextParts {

@@ -18,7 +18,16 @@ import {
 } from './chat-store.js';
 import { retryWhileBusy } from './sqlite-busy.js';
 import { SqliteWriteBatch } from './sqlite-write-batch.js';
-import { activeModelOf, answerMetadata, conversationHeadOf, promptSectionsOf, toolCallsOf, workspaceRefOf, type ConversationRow } from './stored-values.js';
+import {
+  activeModelOf,
+  answerMetadata,
+  conversationHeadOf,
+  promptSectionsOf,
+  storedToolCalls,
+  toolCallsOf,
+  workspaceRefOf,
+  type ConversationRow,
+} from './stored-values.js';
 
 // The chat store on SQLite: a connection of its own to the service's database file, beside
 // Prisma's, with every statement prepared once. Writes are group-committed (sqlite-write-batch.ts),
@@ -30,10 +39,6 @@ import { activeModelOf, answerMetadata, conversationHeadOf, promptSectionsOf, to
 /** As Prisma's better-sqlite3 adapter writes DateTime (its default `iso8601` format), so text order is time order. */
 function timestamp(date = new Date()): string {
   return date.toISOString().replace('Z', '+00:00');
-}
-
-function storedToolCalls(toolCalls: readonly unknown[]): string | null {
-  return toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
 }
 
 /** The columns a question leaves empty. */

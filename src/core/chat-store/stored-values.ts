@@ -29,6 +29,11 @@ export function toolCallsOf(value: unknown): unknown {
   return json(value);
 }
 
+/** An answer's tool calls as the `toolCalls` column holds them: JSON text, or null for none. */
+export function storedToolCalls(toolCalls: readonly unknown[]): string | null {
+  return toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
+}
+
 export interface ConversationRow {
   id: string;
   ownerId: string;

@@ -75,10 +75,12 @@ export async function runReserved(
         details: { risk: verdict.level, reasons: verdict.reasons },
       });
     }
-    if (options.signal?.aborted) {
+    const stopIfAborted = async () => {
+      if (!options.signal?.aborted) return;
       await audit('aborted');
       throw notRunAfterAbort();
-    }
+    };
+    await stopIfAborted();
     if (verdict.level === 'high' && deps.config.COMMAND_CONFIRMATION_REQUIRED && !options.confirmation) {
       const pending = await holdCommand(deps, actor, terminal, command, verdict, workingDirectory);
       return { kind: 'held', commandId: pending.id, risk: verdict };
@@ -87,10 +89,7 @@ export async function runReserved(
     await audit('executed', { waitForCompletion: options.waitForCompletion });
     // Checked again with nothing awaited between here and the send: an abort during the audit
     // write is not lost. The entry above then has an `aborted` one after it.
-    if (options.signal?.aborted) {
-      await audit('aborted');
-      throw notRunAfterAbort();
-    }
+    await stopIfAborted();
     sent = true;
     const result = await terminal.run(command, {
       timeoutMs: deps.config.COMMAND_TIMEOUT_MS,
