@@ -1,6 +1,8 @@
 import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { ChatStore } from '../../src/core/chat-store/chat-store.js';
+import { PostgresChatStore } from '../../src/core/chat-store/postgres-chat-store.js';
 import { createDatabase, sqliteFilePath, type Database } from '../../src/core/db/create-db.js';
 import { migrate } from '../../src/core/db/migrate.js';
 import { listConversations } from '../../src/core/conversations/list-conversations.js';
@@ -156,8 +158,21 @@ describeOnDatabases('chat store', (kind) => {
     expect(listed.conversations.map((conversation) => conversation.id)).toEqual([older, byPrisma]);
   });
 
+  if (kind === 'postgresql') {
+    it('answers 503 SERVICE_UNAVAILABLE when its database cannot be used', async () => {
+      const url = new URL(database.url);
+      url.pathname = '/assistant_test_no_such_database';
+      const pool = new pg.Pool({ connectionString: url.toString() });
+      try {
+        await expect(new PostgresChatStore(pool).readSetup({ userId: 'ann' })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      } finally {
+        await pool.end();
+      }
+    });
+    return;
+  }
+
   // SQLite's own concerns: the text of its dates, and the lock Prisma's connection and ours share.
-  if (kind !== 'sqlite') return;
 
   it('writes dates in the very text Prisma writes, so SQLite orders them as times', async () => {
     const byStore = (await question(null, 'store'))?.conversation.id ?? '';

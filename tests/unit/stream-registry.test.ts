@@ -68,3 +68,32 @@ it('forgets the oldest finished streams early when they would hold more than the
   expect(kept).toEqual(jobs.slice(-2));
   expect(kept[0]?.approximateBytes).toBeGreaterThan(4000);
 });
+
+it('answers 404 the moment retention ends, not at the next sweep', () => {
+  vi.useFakeTimers();
+  const registry = new StreamRegistry({ maxPerUser: 10, retentionMs: 1500, maxRetainedBytes: 1e9 });
+  const job = registry.open('ann', 'openai');
+  finish(job);
+  vi.advanceTimersByTime(1400);
+  expect(registry.require('ann', job.id)).toBe(job);
+  // The sweeper ran at 1000 ms and runs next at 2000 ms.
+  vi.advanceTimersByTime(200);
+  expect(() => registry.require('ann', job.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+});
+
+it("counts a tool's arguments and result at their size, so large ones use up the budget", () => {
+  const registry = new StreamRegistry({ maxPerUser: 10, retentionMs: 600_000, maxRetainedBytes: 1_000_000 });
+  const content = 'x'.repeat(256 * 1024);
+  const jobs = Array.from({ length: 3 }, () => {
+    const job = registry.open('ann', 'openai');
+    job.push({ type: 'tool_call', id: 'c1', name: 'read_file', params: { path: 'big.txt' } });
+    job.push({ type: 'tool_result', id: 'c1', name: 'read_file', result: { path: 'big.txt', content } });
+    finish(job);
+    return job;
+  });
+  expect(jobs[0]?.approximateBytes).toBeGreaterThan(2 * content.length);
+  // Each holds over 512 KB: only the newest fits in 1 MB.
+  expect(() => registry.require('ann', jobs[0]?.id ?? '')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+  expect(() => registry.require('ann', jobs[1]?.id ?? '')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+  expect(registry.require('ann', jobs[2]?.id ?? '')).toBe(jobs[2]);
+});

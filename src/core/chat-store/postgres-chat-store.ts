@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { isPostgresUnavailable } from '../db/database-unavailable.js';
+import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { WorkspaceRef } from '../workspaces/active-workspace.js';
 import {
@@ -190,7 +192,7 @@ export class PostgresChatStore implements ChatStore {
   }
 
   async saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void> {
-    await this.pool.query({ name: 'chat.saveAnswer', text: saveAnswerSql, values: [messageId, snapshot.content, storedToolCalls(snapshot.toolCalls)] });
+    await this.one('chat.saveAnswer', saveAnswerSql, [messageId, snapshot.content, storedToolCalls(snapshot.toolCalls)]);
   }
 
   async closeAnswer(
@@ -227,8 +229,14 @@ export class PostgresChatStore implements ChatStore {
     return Promise.resolve();
   }
 
+  /** The first row of a named statement; a server that cannot be used is SERVICE_UNAVAILABLE (503). */
   private async one<Row extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<Row | undefined> {
-    const result = await this.pool.query<Row>({ name, text, values });
-    return result.rows[0];
+    try {
+      const result = await this.pool.query<Row>({ name, text, values });
+      return result.rows[0];
+    } catch (error) {
+      if (isPostgresUnavailable(error)) throw new AppError('SERVICE_UNAVAILABLE', 'Database unavailable', { cause: error });
+      throw error;
+    }
   }
 }

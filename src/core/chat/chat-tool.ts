@@ -89,5 +89,6 @@ export async function runToolCall(
     return { error: `Model tried to call unavailable tool '${name}'. ${offered.length > 0 ? `Available tools: ${offered.join(', ')}.` : 'No tools are available.'}` };
   }
   if (!args.ok) return { error: `Invalid input for tool ${name}: the arguments are not valid JSON` };
+  if (signal.aborted) return abortedToolResult;
   return untilAborted(tool.run(args.value, signal), signal);
 }

@@ -90,8 +90,8 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
         ({ command }, signal) =>
           settle(
             async () => {
-              const terminal = await agentTerminalFor(deps, actor, root);
               if (signal.aborted) return abortedToolResult;
+              const terminal = await agentTerminalFor(deps, actor, root);
               // Stopping the answer stops its command too: not sent if it has not been yet
               // (executeCommand), Ctrl-C if it runs.
               const interrupt = () => {

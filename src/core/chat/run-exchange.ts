@@ -111,6 +111,8 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
       const asked: ToolCallRecord[] = [];
       const answered: ToolResultRecord[] = [];
       for (const call of result.toolCalls) {
+        // After an abort the calls still to come are not started (nor announced).
+        if (job.signal.aborted) break;
         const args = parseToolArguments(call.argumentsText);
         const stored: StoredToolCall = { id: call.id, name: call.name, params: args.ok ? args.value : args.text };
         calls.push(stored);

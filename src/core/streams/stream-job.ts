@@ -15,7 +15,18 @@ export type AbortCause = 'client' | 'shutdown';
  */
 const JOB_BYTES = 1024;
 function approximateBytes(event: ChatEvent): number {
-  return event.type === 'text' ? 96 + event.content.length * 2 : 512;
+  switch (event.type) {
+    case 'text':
+      return 96 + event.content.length * 2;
+    case 'context_update':
+    case 'done':
+      return 512;
+    case 'tool_call':
+    case 'tool_result':
+    case 'error':
+      // A tool's arguments or result can be large (a file written or read): measured, not guessed.
+      return 128 + JSON.stringify(event).length * 2;
+  }
 }
 
 /**

@@ -57,7 +57,7 @@ export class StreamRegistry {
   /** The user's stream; another user's, an unknown, an expired or a malformed id are all 404. */
   require(ownerId: string, id: string): StreamJob {
     const job = isId(id) ? this.jobs.get(id) : undefined;
-    if (job?.ownerId !== ownerId) throw AppError.notFound('Stream');
+    if (job?.ownerId !== ownerId || this.expired(job)) throw AppError.notFound('Stream');
     return job;
   }
 
@@ -87,10 +87,15 @@ export class StreamRegistry {
     }, Math.min(SWEEP_INTERVAL_MS, Math.max(10, this.options.retentionMs))).unref();
   }
 
+  /** Past its retention; the sweeper forgets it within a second, this answers exactly. */
+  private expired(job: StreamJob): boolean {
+    const finishedAt = job.finishedSince;
+    return finishedAt !== null && Date.now() - finishedAt >= this.options.retentionMs;
+  }
+
   private sweep(): void {
-    const expired = Date.now() - this.options.retentionMs;
     for (const job of this.finished.values()) {
-      if ((job.finishedSince ?? 0) > expired) break;
+      if (!this.expired(job)) break;
       this.forgetOldest();
     }
     if (this.finished.size === 0 && this.sweeper) {
