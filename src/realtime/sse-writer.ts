@@ -25,20 +25,20 @@ export async function writeSse(res: Response, job: StreamJob, after: number, pin
   const ping = setInterval(() => {
     if (!res.writableEnded) res.write(': ping\n\n');
   }, pingIntervalMs);
+  // The headers go out with the first events when the provider's first chunk is already here
+  // (one write instead of two), and on their own when the stream has to wait for it.
+  const flushHeadersSoon = setImmediate(() => {
+    if (!res.headersSent) res.flushHeaders();
+  });
   try {
-    // The headers go out with the first events when the provider's first chunk is already here
-    // (one write instead of two), and on their own when the stream has to wait for it.
-    const flushHeadersSoon = setImmediate(() => {
-      if (!res.headersSent) res.flushHeaders();
-    });
     for await (const batch of job.followInBatches(after, gone.signal)) {
       if (gone.signal.aborted) break;
       let text = '';
       for (const { seq, event } of batch) text += `id: ${job.id}:${seq}\ndata: ${JSON.stringify(event)}\n\n`;
       if (!res.write(text)) await once(res, 'drain', { signal: gone.signal }).catch(() => undefined);
     }
-    clearImmediate(flushHeadersSoon);
   } finally {
+    clearImmediate(flushHeadersSoon);
     clearInterval(ping);
     if (!res.writableEnded) res.end();
   }

@@ -582,6 +582,10 @@ describeOnDatabasesWithSandbox('abort while run_command runs', (kind) => {
         const terminalId = agentTerminal?.terminalId ?? '';
         const idle = await expectIdleSoon(terminalId).catch(() => null);
         expect(idle, `the terminal is still busy 5 s after the abort; its log: ${JSON.stringify(await outputOf(terminalId))}`).not.toBeNull();
+        // Not sent at all (not merely interrupted), and the audit log says why.
+        expect(await outputOf(terminalId)).not.toContain('$ sleep 30');
+        const audit = (await svc.request('GET', '/api/audit/log?type=command&limit=5')).body.entries as { details: { action: string; command: string } }[];
+        expect(audit.find((entry) => entry.details.command === 'sleep 30')?.details.action).toBe('aborted');
       } finally {
         await release();
         await holder.end();

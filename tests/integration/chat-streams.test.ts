@@ -150,6 +150,27 @@ describe('chat streams', () => {
   });
 });
 
+describe('stream start', () => {
+  // The default 15 s ping: nothing but the writer itself can send the headers early here.
+  it('sends the 200 and the SSE headers once the provider answers, before its first chunk', async () => {
+    await using fake = await startFakeOllama();
+    await using service = await startTestService('sqlite', { OLLAMA_BASE_URL: fake.url });
+    // The provider answers 2xx and then says nothing: the client must still see the stream start.
+    fake.enqueue({ kind: 'stallMidStream', chunks: ['late'], after: 0 });
+    const opening = openSse(`${service.url}/api/message/stream`, { json: { message: 'Slow start', mode: 'chat' } });
+    const stream = await Promise.race([
+      opening,
+      new Promise<never>((_, reject) => setTimeout(() => { reject(new Error('no headers within 2 s')); }, 2000)),
+    ]);
+    expect(stream.status).toBe(200);
+    const streamId = stream.headers.get('x-stream-id') ?? '';
+    expect((await service.request('POST', `/api/streams/${streamId}/abort`)).status).toBe(200);
+    const events = await stream.events();
+    expect(typesOf(events)).toEqual(['context_update', 'done']);
+    expect(events[1]?.data.metadata.finishReason).toBe('aborted');
+  });
+});
+
 describe('shutdown', () => {
   it('aborts running generations on stop, ends their streams with done, and stores them as aborted', async () => {
     await using fake = await startFakeOllama();
