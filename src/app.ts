@@ -16,6 +16,7 @@ import { confineGitCalls } from './core/workspaces/git-client.js';
 import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
 import { StreamRegistry } from './core/streams/stream-registry.js';
+import { createAuthenticator } from './core/auth/authenticator.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -54,7 +55,11 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     retentionMs: config.STREAM_RETENTION_MS,
     maxRetainedBytes: config.STREAM_REPLAY_MAX_BYTES,
   });
-  const deps: AppDeps = { config, store, logger, terminals, sandbox, modelDownloads, streams, startedAt };
+  const auth = createAuthenticator(config, store, logger);
+  // The identity provider may be down now: the service starts anyway, and requests needing a
+  // token answer 503 until it can be reached.
+  auth.warmUp();
+  const deps: AppDeps = { config, store, logger, auth, terminals, sandbox, modelDownloads, streams, startedAt };
   const running = await listen(createApp(deps), config.PORT, config.HOST);
   let stopping: Promise<void> | undefined;
   const stop = () =>

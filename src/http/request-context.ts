@@ -1,15 +1,19 @@
 import type { Request, Response } from 'express';
-import { localUser } from '../core/auth/permissions.js';
+import type { User } from '../core/auth/permissions.js';
 import { createContextInner, type AppDeps, type Context } from '../procedures/context.js';
+import { bearerToken } from './bearer-token.js';
 
 /**
- * The procedure context for one HTTP request, shared by the REST bridge and /trpc. With
- * AUTH_ENABLED=false every caller is `local` (CONTRACT §5).
+ * The procedure context for one HTTP request, shared by the REST bridge and /trpc. The token comes
+ * from the Authorization header, or from `access_token` in the query where `acceptQueryToken`
+ * (SSE GETs, which browsers' EventSource cannot give headers: CONTRACT §5).
  */
-export function createRequestContext(deps: AppDeps, req: Request, res: Response): Context {
+export function createRequestContext(deps: AppDeps, req: Request, res: Response, options: { acceptQueryToken?: boolean } = {}): Context {
+  const ip = req.ip ?? req.socket.remoteAddress ?? '';
+  let caller: Promise<User> | undefined;
   return createContextInner(deps, {
     requestId: res.locals.requestId,
-    ip: req.ip ?? req.socket.remoteAddress ?? '',
-    user: localUser,
+    ip,
+    identify: () => (caller ??= deps.auth.identify(bearerToken(req, options.acceptQueryToken ?? false), ip)),
   });
 }

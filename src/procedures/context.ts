@@ -1,5 +1,5 @@
+import type { Authenticator } from '../core/auth/authenticator.js';
 import type { User } from '../core/auth/permissions.js';
-import type { AppError } from '../core/errors/app-error.js';
 import type { Config } from '../core/config/load-config.js';
 import type { Store } from '../core/db/store.js';
 import type { Logger } from '../core/logger.js';
@@ -13,6 +13,8 @@ export interface AppDeps {
   config: Config;
   store: Store;
   logger: Logger;
+  /** Who calls: the OIDC token verifier, or everyone is `local` with AUTH_ENABLED=false. */
+  auth: Authenticator;
   /** This instance's live terminal sessions. */
   terminals: TerminalManager;
   /** The sandbox terminal shells run in, decided at start-up. */
@@ -29,9 +31,11 @@ export interface AppDeps {
 export interface RequestInfo {
   requestId: string;
   ip: string;
-  /** Null when no valid credential came with the request; guards then answer `authFailure`. */
-  user: User | null;
-  authFailure?: AppError;
+  /**
+   * The caller, resolved on first need (by a guard, after the rate limit), so public procedures
+   * never check a token. Memoised per request; rejects with the 401 or 503 to answer.
+   */
+  identify: () => Promise<User>;
 }
 
 /**

@@ -13,10 +13,7 @@ import { middleware, rootProcedure } from './trpc.js';
 // each procedure. The unstorable-input check is the first step of input validation, so it follows.
 
 const authenticated = middleware(async function requireCaller({ ctx, next }) {
-  if (!ctx.user) {
-    throw ctx.authFailure ?? new AppError('UNAUTHORIZED', 'Authentication required', { headers: { 'WWW-Authenticate': 'Bearer' } });
-  }
-  return next({ ctx: { user: ctx.user } });
+  return next({ ctx: { user: await ctx.identify() } });
 });
 
 /** The first thing a guard finds missing, or null when the user passes it. */
@@ -38,8 +35,8 @@ async function deny(ctx: Context, user: User, missing: string): Promise<never> {
 
 const authorizedFor = (guard: Guard) =>
   middleware(async function checkPermissions({ ctx, next }) {
-    const user = ctx.user;
-    if (!user) throw new AppError('UNAUTHORIZED', 'Authentication required');
+    // `identify` is memoised per request: this is the caller `authenticated` resolved.
+    const user = await ctx.identify();
     const missing = missingForGuard(user, guard);
     if (missing) await deny(ctx, user, missing);
     return next();

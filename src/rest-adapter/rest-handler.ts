@@ -37,7 +37,8 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
     let input: unknown;
     try {
       if (match.route.method === 'GET' || match.route.method === 'DELETE') {
-        input = { ...queryObject(url.searchParams), ...match.params };
+        const { access_token: _token, ...query } = queryObject(url.searchParams);
+        input = { ...query, ...match.params };
       } else {
         const body = await readJsonBody(req, deps.config.BODY_LIMIT);
         if (body.ok) input = { ...body.value, ...match.params };
@@ -51,9 +52,10 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
       return;
     }
 
-    const ctx: Context = createRequestContext(deps, req, res);
+    const sseGet = match.route.meta.sse === true && match.route.method === 'GET';
+    const ctx: Context = createRequestContext(deps, req, res, { acceptQueryToken: sseGet });
     try {
-      if (match.route.meta.sse && match.route.method === 'GET' && typeof input === 'object') {
+      if (sseGet && typeof input === 'object') {
         input = withLastEventId(input as Record<string, unknown>, req.get('last-event-id'));
       }
       const procedure = resolveProcedure(createCaller(ctx), match.route.procedure);
@@ -61,7 +63,9 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
       for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
       if (match.route.meta.sse) {
         const { streamId, after } = data as { streamId: string; after: number };
-        await writeSse(res, deps.streams.require(ctx.user?.id ?? '', streamId), after, deps.config.SSE_PING_INTERVAL_MS);
+        // The procedure's guard resolved the caller already; this reads the memoised result.
+        const caller = await ctx.identify();
+        await writeSse(res, deps.streams.require(caller.id, streamId), after, deps.config.SSE_PING_INTERVAL_MS);
         return;
       }
       res.status(ctx.response.status ?? 200).json(data);

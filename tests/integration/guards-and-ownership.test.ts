@@ -1,71 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../src/core/auth/permissions.js';
 import { appErrorFrom } from '../../src/procedures/error-mapping.js';
-import type { Feature, Guard, ProcedureMeta } from '../../src/procedures/meta.js';
+import type { ProcedureMeta } from '../../src/procedures/meta.js';
 import { appRouter } from '../../src/routers/app-router.js';
 import { callerFor, errorCodeOf, userWith } from '../helpers/callers.js';
+import { expectedGuards } from '../helpers/contract-guards.js';
 import { describeOnDatabases } from '../helpers/databases.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
-
-// CONTRACT §5's endpoint table for the areas built so far: the guard each procedure must declare.
-const expectedGuards: Record<string, { guard: Guard; rateGroup: string; feature?: Feature }> = {
-  'system.status': { guard: { kind: 'public' }, rateGroup: 'none' },
-  'system.me': { guard: { kind: 'authenticated' }, rateGroup: 'general' },
-  'context.get': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
-  'context.clear': { guard: { kind: 'permission', permissions: ['chat:clear'] }, rateGroup: 'general' },
-  'conversations.list': { guard: { kind: 'permission', permissions: ['conversations:list'] }, rateGroup: 'general' },
-  'conversations.current': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
-  'conversations.get': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
-  'conversations.load': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
-  'conversations.setCurrent': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
-  'conversations.save': { guard: { kind: 'permission', permissions: ['conversations:save'] }, rateGroup: 'general' },
-  'conversations.rename': { guard: { kind: 'permission', permissions: ['conversations:save'] }, rateGroup: 'general' },
-  'conversations.delete': { guard: { kind: 'permission', permissions: ['conversations:delete'] }, rateGroup: 'general' },
-  'chat.send': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.stream': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.streamMarkdown': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.unifiedSend': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.unifiedStream': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.openaiSend': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.openaiStream': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.anthropicSend': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.anthropicStream': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.ollamaSend': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'chat.ollamaStream': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'streams.get': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'streams.abort': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
-  'models.list': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
-  'models.current': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
-  'models.listOpenai': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
-  'models.listAnthropic': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
-  'models.listOllama': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
-  'models.download': { guard: { kind: 'permission', permissions: ['models:download'] }, rateGroup: 'models' },
-  'models.switch': { guard: { kind: 'permission', permissions: ['models:download'] }, rateGroup: 'models' },
-  'models.delete': { guard: { kind: 'permission', permissions: ['models:delete'] }, rateGroup: 'models' },
-  'promptOrders.list': { guard: { kind: 'permission', permissions: ['prompt_orders:list'] }, rateGroup: 'general' },
-  'promptOrders.save': { guard: { kind: 'permission', permissions: ['prompt_orders:save'] }, rateGroup: 'general' },
-  'promptOrders.delete': { guard: { kind: 'permission', permissions: ['prompt_orders:save'] }, rateGroup: 'general' },
-  'workspaces.list': { guard: { kind: 'permission', permissions: ['workspaces:list'] }, rateGroup: 'workspace' },
-  'workspaces.branches': { guard: { kind: 'permission', permissions: ['workspaces:list'] }, rateGroup: 'workspace' },
-  'workspaces.switch': { guard: { kind: 'permission', permissions: ['workspaces:switch'] }, rateGroup: 'workspace' },
-  'workspaces.refresh': { guard: { kind: 'permission', permissions: ['workspaces:switch'] }, rateGroup: 'workspace' },
-  'workspaces.refreshAll': { guard: { kind: 'permission', permissions: ['workspaces:switch'] }, rateGroup: 'workspace' },
-  'workspaces.switchBranch': { guard: { kind: 'permission', permissions: ['workspaces:switch'] }, rateGroup: 'workspace' },
-  'workspaces.add': { guard: { kind: 'permission', permissions: ['workspaces:switch'], anyRole: ['Dev', 'Lead', 'TheDude'] }, rateGroup: 'workspace' },
-  'workspaces.delete': { guard: { kind: 'permission', permissions: ['workspaces:switch'], anyRole: ['Dev', 'Lead', 'TheDude'] }, rateGroup: 'workspace' },
-  // Terminals and confirmation also answer 403 SECURITY_VIOLATION while ENABLE_SYSTEM_COMMANDS=false.
-  'terminals.create': { guard: { kind: 'permission', permissions: ['terminal:create'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'terminals.list': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'terminals.get': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'terminals.output': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'terminals.execute': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'terminals.interrupt': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'terminals.delete': { guard: { kind: 'permission', permissions: ['terminal:kill'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'security.pending': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'security.confirm': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  'security.audit': { guard: { kind: 'permission', permissions: ['audit:view'], anyRole: ['Admin'] }, rateGroup: 'general' },
-  'audit.log': { guard: { kind: 'permission', permissions: ['audit:view'] }, rateGroup: 'general' },
-};
 
 const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
 

@@ -80,11 +80,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://user:s3cret@host' }, null)).toThrow(/^Invalid configuration: REDIS_URL must start with redis:\/\/ or rediss:\/\/$/);
   });
 
-  it('requires the OIDC settings and refuses AUTH_ENABLED until token verification exists', () => {
+  it('AUTH_ENABLED=true requires the issuer and the client id', () => {
     expect(() => loadConfig({ AUTH_ENABLED: 'true' }, null)).toThrow(/OIDC_ISSUER_BASE_URL is required when AUTH_ENABLED=true/);
-    expect(() =>
-      loadConfig({ AUTH_ENABLED: 'true', OIDC_ISSUER_BASE_URL: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'c' }, null),
-    ).toThrow(/AUTH_ENABLED OIDC authentication is not available/);
+    expect(() => loadConfig({ AUTH_ENABLED: 'true', OIDC_ISSUER_BASE_URL: 'http://127.0.0.1:9' }, null)).toThrow(
+      /OIDC_CLIENT_ID is required when AUTH_ENABLED=true/,
+    );
+    const config = loadConfig({ AUTH_ENABLED: 'true', OIDC_ISSUER_BASE_URL: 'http://127.0.0.1:9/realms/r/', OIDC_CLIENT_ID: 'c' }, null);
+    expect(config).toMatchObject({ AUTH_ENABLED: true, OIDC_ISSUER_BASE_URL: 'http://127.0.0.1:9/realms/r', OIDC_CLIENT_ID: 'c', OIDC_HTTP_TIMEOUT_MS: 5000 });
+    expect(config.OIDC_AUDIENCE).toBeUndefined();
   });
 
   it('reads .env, with the real environment winning', () => {

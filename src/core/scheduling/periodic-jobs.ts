@@ -1,4 +1,5 @@
 import { purgeAudit } from '../audit/purge-audit.js';
+import { forgetExpiredSessions } from '../auth/forget-expired-sessions.js';
 import { expirePendingCommands } from '../commands/expire-pending-commands.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
@@ -16,8 +17,8 @@ interface Job {
 }
 
 /**
- * ENABLE_SCHEDULING's periodic work (CONTRACT §1): the audit retention purge, the expiry of held
- * commands, and a refresh of every workspace's Git state, so lists stay current between refreshes.
+ * ENABLE_SCHEDULING's periodic work (CONTRACT §1): the audit retention purge, forgetting expired
+ * token sessions, the expiry of held commands, and a refresh of every workspace's Git state, so lists stay current between refreshes.
  * Each job runs once at start and then on its interval; a failure is logged and retried next time.
  */
 /** Refreshes every workspace; the count is of those whose status or branch changed. */
@@ -30,6 +31,7 @@ async function refreshWorkspacesCountingChanges(store: Store): Promise<number> {
 export function startPeriodicJobs(store: Store, logger: Logger, options: { auditRetentionDays: number }): PeriodicJobs {
   const jobs: Job[] = [
     { name: 'audit retention purge', everyMs: 60 * 60 * 1000, run: () => purgeAudit(store, options.auditRetentionDays) },
+    { name: 'token session expiry', everyMs: 60 * 60 * 1000, run: () => forgetExpiredSessions(store) },
     { name: 'pending command expiry', everyMs: 60 * 1000, run: () => expirePendingCommands(store) },
     { name: 'workspace refresh', everyMs: 5 * 60 * 1000, run: () => refreshWorkspacesCountingChanges(store) },
   ];

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { recordAudit } from '../audit/record-audit.js';
+import type { Config } from '../config/load-config.js';
+import type { Store } from '../db/store.js';
+import { AppError } from '../errors/app-error.js';
+import type { Logger } from '../logger.js';
+import { IssuerKeys } from './issuer-keys.js';
+import { localUser, permissionsOf, type User } from './permissions.js';
+import { parseRoleClaimPaths } from './roles-from-claims.js';
+import { TokenSessions } from './token-sessions.js';
+import { tokenRejected, verifyAccessToken, type RejectionReason, type TokenRules } from './verify-access-token.js';
+
+/** Who a request's caller is: one verifier for every transport (REST, SSE, /trpc, WebSocket upgrades). */
+export interface Authenticator {
+  readonly enabled: boolean;
+  /**
+   * The user behind `token` (null: none came), calling from `ip`. Rejects with 401 UNAUTHORIZED
+   * for a missing or bad token, 503 SERVICE_UNAVAILABLE while the identity provider is unreachable.
+   */
+  identify(token: string | null, ip: string): Promise<User>;
+  /** Starts fetching what verification needs, without waiting for it. */
+  warmUp(): void;
+}
+
+/** AUTH_ENABLED=false: every caller is `local` (CONTRACT §5). */
+const everyoneIsLocal: Authenticator = {
+  enabled: false,
+  identify: () => Promise.resolve(localUser),
+  warmUp: () => undefined,
+};
+
+export function createAuthenticator(config: Config, store: Store, logger: Logger): Authenticator {
+  if (!config.AUTH_ENABLED) return everyoneIsLocal;
+  const { OIDC_ISSUER_BASE_URL: issuerUrl, OIDC_CLIENT_ID: clientId } = config;
+  // load-config refuses AUTH_ENABLED=true without these; this only tells the compiler.
+  if (!issuerUrl || !clientId) throw new Error('OIDC_ISSUER_BASE_URL and OIDC_CLIENT_ID are required when AUTH_ENABLED=true');
+  const keys = new IssuerKeys({ issuerUrl, timeoutMs: config.OIDC_HTTP_TIMEOUT_MS, logger });
+  const rules: TokenRules = {
+    audience: config.OIDC_AUDIENCE ?? clientId,
+    clientId,
+    roleClaimPaths: parseRoleClaimPaths(config.OIDC_ROLES_CLAIM, clientId),
+  };
+  return new OidcAuthenticator(keys, rules, new TokenSessions(store), new FailureAudit(store, logger));
+}
+
+class OidcAuthenticator implements Authenticator {
+  readonly enabled = true;
+
+  constructor(
+    private readonly keys: IssuerKeys,
+    private readonly rules: TokenRules,
+    private readonly sessions: TokenSessions,
+    private readonly failures: FailureAudit,
+  ) {}
+
+  async identify(token: string | null, ip: string): Promise<User> {
+    if (token === null || token === '') {
+      this.failures.record('missing', null, ip);
+      throw tokenRejected('missing');
+    }
+    let verified;
+    try {
+      verified = await verifyAccessToken(token, this.keys, this.rules);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'UNAUTHORIZED') this.failures.record(error.details.reason as RejectionReason, token, ip);
+      throw error;
+    }
+    await this.sessions.observe(verified, token, ip);
+    return { id: verified.subject, roles: verified.roles, permissions: new Set(permissionsOf(verified.roles)) };
+  }
+
+  warmUp(): void {
+    this.keys.warmUp();
+  }
+}
+
+/**
+ * Audits refused tokens (`auth`, action `failure`, with the reason). One entry per client address,
+ * reason and token per minute: a client retrying with the same bad token is one event, not a flood
+ * of rows. The entry names the subject the token claims, unverified, and never the token itself.
+ */
+class FailureAudit {
+  private readonly recent = new Map<string, number>();
+  private static readonly windowMs = 60_000;
+  private static readonly maxRemembered = 10_000;
+
+  constructor(
+    private readonly store: Store,
+    private readonly logger: Logger,
+  ) {}
+
+  record(reason: RejectionReason, token: string | null, ip: string): void {
+    const now = Date.now();
+    const key = `${ip} ${reason} ${token === null ? '' : createHash('sha256').update(token).digest('base64url')}`;
+    const last = this.recent.get(key);
+    if (last !== undefined && now - last < FailureAudit.windowMs) return;
+    this.recent.delete(key);
+    this.recent.set(key, now);
+    if (this.recent.size > FailureAudit.maxRemembered) {
+      const oldest = this.recent.keys().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
+    const claimed = token === null ? null : claimedSubject(token);
+    recordAudit(this.store, {
+      type: 'auth',
+      userId: claimed ?? 'anonymous',
+      ip,
+      details: { action: 'failure', reason, ...(claimed ? { subjectVerified: false } : {}) },
+    }).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'audit of a refused token failed');
+    });
+  }
+}
+
+/** The `sub` a token claims, read without verification: only for the audit of its refusal. */
+function claimedSubject(token: string): string | null {
+  const payload = token.split('.')[1];
+  if (!payload) return null;
+  try {
+    const { sub } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown };
+    return typeof sub === 'string' && sub.length > 0 && sub.length <= 255 ? sub : null;
+  } catch {
+    return null;
+  }
+}
