@@ -39,6 +39,17 @@ export function buildOpenApiDocument(appRouter: AppRouter, aliases: readonly Rou
       'Self-hosted AI assistant back end. Every error is {success:false, error:{code, message, details, timestamp}}.',
     version: serviceVersion,
     baseUrl: '/',
+    // Operations are marked with it unless their meta says `protect: false` (the public ones).
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'An OIDC access token from the configured identity provider, needed when AUTH_ENABLED=true. ' +
+          'SSE GETs also take it as the access_token query parameter.',
+      },
+    },
   });
   const components = (document.components ??= {});
   components.schemas = { ...components.schemas, ErrorEnvelope: errorEnvelopeSchema };

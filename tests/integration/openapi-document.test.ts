@@ -107,6 +107,17 @@ describe('OpenAPI document and docs page', () => {
     }
   });
 
+  it('documents the bearer token on every operation but the public health check', async () => {
+    const { body } = await svc.request('GET', '/api/openapi.json');
+    expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    for (const [path, item] of Object.entries(body.paths as Record<string, Record<string, { security?: unknown }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const expected = path === '/api/status' ? undefined : [{ bearerAuth: [] }];
+        expect(operation.security, `${method} ${path}`).toEqual(expected);
+      }
+    }
+  });
+
   it('documents the streaming paths as text/event-stream replies', async () => {
     const { body } = await svc.request('GET', '/api/openapi.json');
     const streaming = ['/api/message/stream', '/api/message/stream/markdown', '/api/markdown/stream', '/api/unified/stream', '/api/ollama/stream'];

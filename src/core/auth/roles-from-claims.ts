@@ -3,14 +3,18 @@ import { roles, type Role } from './permissions.js';
 /**
  * OIDC_ROLES_CLAIM as claim paths: each comma-separated entry is a dotted path, `<client>` standing
  * for the client id. The client id is put in after splitting, so a client id with dots in it (which
- * Keycloak allows) stays one key.
+ * Keycloak allows) stays one key. An entry with dots is also tried as one top-level claim name,
+ * for providers that require namespaced claims such as `https://example.com/roles` (Auth0).
  */
 export function parseRoleClaimPaths(setting: string, clientId: string): string[][] {
   return setting
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry.length > 0)
-    .map((entry) => entry.split('.').map((segment) => (segment === '<client>' ? clientId : segment)));
+    .flatMap((entry) => {
+      const segments = entry.split('.').map((segment) => (segment === '<client>' ? clientId : segment));
+      return segments.length > 1 ? [segments, [entry.replaceAll('<client>', clientId)]] : [segments];
+    });
 }
 
 /**

@@ -3,7 +3,7 @@ import { providerNames } from '../../core/config/env-schema.js';
 import type { ProcedureMeta } from '../meta.js';
 
 export const getStatusMeta = {
-  openapi: { method: 'GET', path: '/api/status', tags: ['system'], summary: 'Service health: ok, degraded or down (503)' },
+  openapi: { method: 'GET', path: '/api/status', tags: ['system'], summary: 'Service health: ok, degraded or down (503)', protect: false },
 } satisfies ProcedureMeta;
 
 export const getStatusOutput = z.object({
