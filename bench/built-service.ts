@@ -13,9 +13,10 @@ export interface BuiltService {
   stop(): Promise<void>;
 }
 
-export async function startBuiltService(env: Record<string, string> = {}): Promise<BuiltService> {
+/** `nodeArgs` go before the script, such as `--cpu-prof` for a profile of the service. */
+export async function startBuiltService(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BuiltService> {
   const folder = mkdtempSync(join(tmpdir(), 'assistant-bench-'));
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: `file:${join(folder, 'bench.db')}`, RATE_LIMIT_ENABLED: 'false', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

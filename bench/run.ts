@@ -1,61 +1,9 @@
 // `npm run bench`: start-up and REST latency of the built service on SQLite, printed as a table.
 // Bounded in time; traffic stays on 127.0.0.1. Results are recorded in BENCHMARKS.md.
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { startBuiltService } from './built-service.js';
-
-interface LoadResult {
-  requests: number;
-  errors: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-}
-
-function percentile(sorted: number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
-}
-
-function get(agent: Agent, url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        resolve(res.statusCode ?? 0);
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** `concurrency` keep-alive clients request `url` back to back for `seconds`. */
-async function load(url: string, concurrency: number, seconds: number): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const latencies: number[] = [];
-  let errors = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const client = async () => {
-    while (performance.now() < deadline) {
-      const started = performance.now();
-      const status = await get(agent, url).catch(() => 0);
-      latencies.push(performance.now() - started);
-      if (status !== 200) errors++;
-    }
-  };
-  const began = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, client));
-  const elapsed = (performance.now() - began) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    requests: latencies.length,
-    errors,
-    perSecond: latencies.length / elapsed,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-  };
-}
+import { get, load, type LoadResult } from './http-load.js';
 
 function rssMb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -67,6 +67,15 @@ describe('bearer tokens', () => {
     for (const token of accepted) expect((await me(token)).status).toBe(200);
   });
 
+  it('a token accepted before is refused once it expires, though the service remembers accepting it', async () => {
+    const token = await idp.sign({ sub: 'short-lived', exp: now() - 28 });
+    expect((await me(token)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const reply = await me(token);
+    expect(reply.status).toBe(401);
+    expect(reply.body.error.details.reason).toBe('expired');
+  });
+
   describe('refused with 401 UNAUTHORIZED and a Bearer challenge', () => {
     const cases: [string, () => Promise<string | null>, string][] = [
       ['no token', () => Promise.resolve(null), 'missing'],

@@ -34,6 +34,8 @@ export class IssuerKeys {
   private fetchedAt = Number.NEGATIVE_INFINITY;
   private pending: Promise<void> | undefined;
   private failure: { at: number; error: AppError } | undefined;
+  /** Counts the key sets fetched: a verdict reached under an older set must be reached again. */
+  generation = 0;
 
   constructor(private readonly options: IssuerKeysOptions) {
     this.maxAgeMs = options.maxAgeMs ?? 10 * 60 * 1000;
@@ -103,6 +105,7 @@ export class IssuerKeys {
     }
     this.keySet = keySet;
     this.fetchedAt = Date.now();
+    this.generation += 1;
   }
 
   private async discover(): Promise<{ issuer: string; jwksUri: string }> {

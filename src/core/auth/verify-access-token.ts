@@ -8,7 +8,7 @@ import { rolesFromClaims } from './roles-from-claims.js';
 const allowedAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 /** CONTRACT §5: `exp`/`nbf` are checked with this much clock skew allowed. */
-const clockToleranceSeconds = 30;
+export const clockToleranceSeconds = 30;
 
 export interface VerifiedToken {
   claims: JWTPayload;
