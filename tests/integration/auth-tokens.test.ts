@@ -112,6 +112,29 @@ describe('bearer tokens', () => {
     }
   });
 
+  it('hostile tokens are 401 in the envelope, never a 5xx, and leave the service answering', async () => {
+    const claims = { sub: 'x', iss: idp.issuer, aud: idp.audience, exp: now() + 60 };
+    const hostile = [
+      'a'.repeat(8000),
+      '...',
+      'a.b.c.d.e',
+      `${base64url({ alg: 'RS256', kid: 'k'.repeat(5000) })}.${base64url(claims)}.c2ln`,
+      `${base64url({ alg: 'RS256', crit: ['exp'] })}.${base64url(claims)}.c2ln`,
+      `${base64url({ alg: 'RS256' })}.${Buffer.from('[[[[[[').toString('base64url')}.c2ln`,
+      `${base64url({ alg: 'RS256' })}.${base64url({ ...claims, nested: JSON.parse('['.repeat(2000) + ']'.repeat(2000)) })}.c2ln`,
+      `${base64url({ alg: ['RS256'] })}.${base64url(claims)}.c2ln`,
+      `${base64url({ alg: 'RS256', kid: { $gt: '' } })}.${base64url(claims)}.c2ln`,
+      'Ã©Ã¨.Ã©.Ã©',
+    ];
+    for (const token of hostile) {
+      const reply = await me(token);
+      expect(reply.status, token.slice(0, 60)).toBe(401);
+      expect(reply.body.error.code).toBe('UNAUTHORIZED');
+    }
+    const lowerCaseScheme = await requestAs(service, null, 'GET', '/api/auth/me', { headers: { authorization: `bearer   ${await idp.sign({ sub: 'casual' })}` } });
+    expect(lowerCaseScheme.status).toBe(200);
+  });
+
   it('an Authorization header of another scheme is refused, not taken for no credential', async () => {
     const reply = await requestAs(service, null, 'GET', '/api/auth/me', { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
     expect(reply.status).toBe(401);
