@@ -8,6 +8,7 @@ import { hostGuard } from './http/host-guard.js';
 import { refuseTerminalCallers } from './http/terminal-callers.js';
 import { requestLogging } from './http/request-id.js';
 import { createRequestContext } from './http/request-context.js';
+import { appErrorFrom } from './procedures/error-mapping.js';
 import type { AppDeps } from './procedures/context.js';
 import { docsRouter } from './rest-adapter/docs-page.js';
 import { legacyAliases } from './rest-adapter/legacy-aliases.js';
@@ -48,6 +49,13 @@ export function createApp(deps: AppDeps): Express {
       router: appRouter,
       createContext: ({ req, res }) => createRequestContext(deps, req, res),
       maxBodySize: config.BODY_LIMIT,
+      // The REST bridge sends an AppError's headers (WWW-Authenticate on a 401, Retry-After on a
+      // 503 or 429); typed clients get them too.
+      responseMeta: ({ errors }) => {
+        const headers: Record<string, string> = {};
+        for (const error of errors) Object.assign(headers, appErrorFrom(error).headers);
+        return { headers };
+      },
       onError: ({ error, path }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error, path }, 'procedure failed');
       },

@@ -92,6 +92,8 @@ describe('bearer tokens', () => {
       ['another audience and no azp', () => idp.sign({ sub: 'x', aud: 'https://other.example/api' }), 'wrong_audience'],
       ['azp of another client', () => idp.sign({ sub: 'x', aud: 'account', azp: 'other-client' }), 'wrong_audience'],
       ['no subject', () => idp.sign({}), 'no_subject'],
+      ['an ID token (Keycloak marks it typ ID)', () => idp.sign({ sub: 'x', typ: 'ID' }), 'not_an_access_token'],
+      ['a header typ of another kind of JWT', () => idp.sign({ sub: 'x' }, { header: { typ: 'secevent+jwt' } }), 'not_an_access_token'],
     ];
 
     it.each(cases)('%s', async (_name, makeToken, reason) => {
@@ -160,6 +162,10 @@ describe('bearer tokens', () => {
     const refused = await client({}).system.me.query({}).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(TRPCClientError);
     expect((refused as TRPCClientError<AppRouter>).data).toMatchObject({ appCode: 'UNAUTHORIZED', httpStatus: 401 });
+    // The raw reply carries the same challenge as REST's.
+    const raw = await requestAs(service, 'garbage', 'GET', `/trpc/system.me?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`);
+    expect(raw.status).toBe(401);
+    expect(raw.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
   });
 });
 

@@ -89,6 +89,9 @@ class OidcAuthenticator implements Authenticator {
       await this.sessions.observe(known.verified, token, ip);
       return known.user;
     }
+    // The key set this verdict is reached under, read before the awaits: were it read after, a
+    // refresh that removed the signing key meanwhile would vouch for the token under the new set.
+    const generation = this.keys.generation;
     let verified: VerifiedToken;
     try {
       verified = await verifyAccessToken(token, this.keys, this.rules);
@@ -99,12 +102,8 @@ class OidcAuthenticator implements Authenticator {
     }
     await this.sessions.observe(verified, token, ip);
     const user: User = { id: verified.subject, roles: verified.roles, permissions: new Set(permissionsOf(verified.roles)) };
-    this.remember(key, {
-      user,
-      verified,
-      until: ((verified.claims.exp ?? 0) + clockToleranceSeconds) * 1000,
-      generation: this.keys.generation,
-    });
+    const until = ((verified.claims.exp ?? 0) + clockToleranceSeconds) * 1000;
+    this.remember(key, { user, verified, until, generation });
     return user;
   }
 
@@ -123,12 +122,13 @@ class OidcAuthenticator implements Authenticator {
 }
 
 /**
- * Audits refused tokens (`auth`, action `failure`, with the reason). One entry per client address,
- * reason and token per minute: a client retrying with the same bad token is one event, not a flood
- * of rows. The entry names the subject the token claims, unverified, and never the token itself.
+ * Audits refused tokens (`auth`, action `failure`, with the reason). At most one entry per client
+ * address and reason per minute, counting the refusals it stands for: nobody can fill the audit
+ * log by sending junk tokens, however many distinct ones. The user is `anonymous`, since a refused
+ * token proves nobody's identity; the subject it claims goes into the details, and the token never.
  */
 class FailureAudit {
-  private readonly recent = new Map<string, number>();
+  private readonly recent = new Map<string, { at: number; suppressed: number }>();
   private static readonly windowMs = 60_000;
   private static readonly maxRemembered = 10_000;
 
@@ -139,11 +139,14 @@ class FailureAudit {
 
   record(reason: RejectionReason, token: string | null, ip: string): void {
     const now = Date.now();
-    const key = `${ip} ${reason} ${token === null ? '' : createHash('sha256').update(token).digest('base64url')}`;
+    const key = `${ip} ${reason}`;
     const last = this.recent.get(key);
-    if (last !== undefined && now - last < FailureAudit.windowMs) return;
+    if (last && now - last.at < FailureAudit.windowMs) {
+      last.suppressed += 1;
+      return;
+    }
     this.recent.delete(key);
-    this.recent.set(key, now);
+    this.recent.set(key, { at: now, suppressed: 0 });
     if (this.recent.size > FailureAudit.maxRemembered) {
       const oldest = this.recent.keys().next().value;
       if (oldest !== undefined) this.recent.delete(oldest);
@@ -151,9 +154,15 @@ class FailureAudit {
     const claimed = token === null ? null : claimedSubject(token);
     recordAudit(this.store, {
       type: 'auth',
-      userId: claimed ?? 'anonymous',
+      userId: 'anonymous',
       ip,
-      details: { action: 'failure', reason, ...(claimed ? { subjectVerified: false } : {}) },
+      details: {
+        action: 'failure',
+        reason,
+        ...(claimed === null ? {} : { claimedSubject: claimed }),
+        // Refusals of this kind from this address in the minute before, not audited one by one.
+        ...(last && last.suppressed > 0 ? { suppressedBefore: last.suppressed } : {}),
+      },
     }).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'audit of a refused token failed');
     });
@@ -166,7 +175,7 @@ function claimedSubject(token: string): string | null {
   if (!payload) return null;
   try {
     const { sub } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown };
-    return typeof sub === 'string' && sub.length > 0 && sub.length <= 255 ? sub : null;
+    return typeof sub === 'string' && sub.length > 0 ? sub.slice(0, 255) : null;
   } catch {
     return null;
   }

@@ -34,7 +34,12 @@ export class IssuerKeys {
   private fetchedAt = Number.NEGATIVE_INFINITY;
   private pending: Promise<void> | undefined;
   private failure: { at: number; error: AppError } | undefined;
-  /** Counts the key sets fetched: a verdict reached under an older set must be reached again. */
+  private publishedKeys = '';
+  /**
+   * Counts the changes of the published key set: a verdict reached under an older set must be
+   * reached again. A refetch that finds the same keys does not count, so forged `kid`s, which
+   * cause refetches, cannot make every remembered verdict be redone.
+   */
   generation = 0;
 
   constructor(private readonly options: IssuerKeysOptions) {
@@ -69,9 +74,8 @@ export class IssuerKeys {
   }
 
   private refreshInBackground(): void {
-    this.refresh().catch((error: unknown) => {
-      this.options.logger.warn({ err: error }, 'identity provider keys could not be refreshed; the cached ones stay in use');
-    });
+    // A failure is logged where the fetch fails, once per attempt; nothing more to do here.
+    this.refresh().catch(() => undefined);
   }
 
   /** One fetch at a time; callers arriving meanwhile share it. */
@@ -85,6 +89,10 @@ export class IssuerKeys {
         (error: unknown) => {
           const unavailable = error instanceof AppError ? error : providerUnavailable('unexpected', error);
           this.failure = { at: Date.now(), error: unavailable };
+          this.options.logger.warn(
+            { reason: unavailable.details.reason, cause: describeCause(unavailable.cause), cachedKeys: this.keySet !== undefined },
+            'the identity provider could not be reached for its keys',
+          );
           throw unavailable;
         },
       )
@@ -103,9 +111,13 @@ export class IssuerKeys {
     } catch (error) {
       throw providerUnavailable('invalid key set', error);
     }
+    const published = JSON.stringify((body as JSONWebKeySet).keys);
+    if (published !== this.publishedKeys) {
+      this.publishedKeys = published;
+      this.generation += 1;
+    }
     this.keySet = keySet;
     this.fetchedAt = Date.now();
-    this.generation += 1;
   }
 
   private async discover(): Promise<{ issuer: string; jwksUri: string }> {
@@ -140,6 +152,12 @@ export class IssuerKeys {
       throw providerUnavailable(`${what} not JSON`, error);
     }
   }
+}
+
+function describeCause(cause: unknown): string | undefined {
+  if (!(cause instanceof Error)) return undefined;
+  const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : '';
+  return `${cause.message}${inner}`;
 }
 
 function providerUnavailable(reason: string, cause?: unknown): AppError {

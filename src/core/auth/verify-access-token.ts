@@ -1,4 +1,4 @@
-import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { decodeProtectedHeader, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { AppError } from '../errors/app-error.js';
 import type { IssuerKeys } from './issuer-keys.js';
 import type { Role } from './permissions.js';
@@ -38,6 +38,7 @@ export type RejectionReason =
   | 'wrong_issuer'
   | 'wrong_audience'
   | 'no_subject'
+  | 'not_an_access_token'
   | 'invalid_claims';
 
 const explanations: Record<RejectionReason, string> = {
@@ -52,6 +53,7 @@ const explanations: Record<RejectionReason, string> = {
   wrong_issuer: 'The access token was issued by another issuer',
   wrong_audience: 'The access token is not meant for this service (aud/azp)',
   no_subject: 'The access token names no subject (sub)',
+  not_an_access_token: 'The token is not an access token (an ID or refresh token was sent)',
   invalid_claims: 'The access token claims are invalid',
 };
 
@@ -77,8 +79,9 @@ export async function verifyAccessToken(token: string, keys: IssuerKeys, rules: 
   }
   if (typeof algorithm !== 'string' || !allowedAlgorithms.includes(algorithm)) throw tokenRejected('algorithm_not_allowed');
   let claims: JWTPayload;
+  let header: JWTHeaderParameters;
   try {
-    ({ payload: claims } = await jwtVerify(token, keys.getKey, {
+    ({ payload: claims, protectedHeader: header } = await jwtVerify(token, keys.getKey, {
       issuer: await keys.issuer(),
       algorithms: allowedAlgorithms,
       clockTolerance: clockToleranceSeconds,
@@ -88,10 +91,26 @@ export async function verifyAccessToken(token: string, keys: IssuerKeys, rules: 
     if (error instanceof AppError) throw error;
     throw tokenRejected(reasonFor(error));
   }
+  if (!looksLikeAccessToken(header, claims)) throw tokenRejected('not_an_access_token');
   const audiences = typeof claims.aud === 'string' ? [claims.aud] : (claims.aud ?? []);
   if (!audiences.includes(rules.audience) && claims.azp !== rules.clientId) throw tokenRejected('wrong_audience');
   if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 255) throw tokenRejected('no_subject');
   return { claims, subject: claims.sub, roles: rolesFromClaims(claims, rules.roleClaimPaths) };
+}
+
+/** Token types other than access tokens, as Keycloak names them in its `typ` claim. */
+const otherTokenTypes = new Set(['id', 'refresh', 'logout']);
+/** Header `typ` values of access tokens: RFC 9068's, and the plain JWT most providers write. */
+const accessTokenHeaderTypes = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
+
+/**
+ * An ID token issued to this client has `aud` = the client id, which the default audience
+ * accepts; ID tokens travel in more places than access tokens (logout URLs, front-end storage),
+ * so they must not open the API. RFC 9068 access tokens say `at+jwt`; Keycloak says `typ: "ID"`.
+ */
+function looksLikeAccessToken(header: JWTHeaderParameters, claims: JWTPayload): boolean {
+  if (header.typ !== undefined && !accessTokenHeaderTypes.has(header.typ.toLowerCase())) return false;
+  return typeof claims.typ !== 'string' || !otherTokenTypes.has(claims.typ.toLowerCase());
 }
 
 /** jose's error codes, sorted into the reasons a client and an auditor can act on. */
