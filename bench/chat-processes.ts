@@ -74,7 +74,7 @@ export async function startService(env: Record<string, string>, nodeFlags: strin
   const folder = mkdtempSync(join(tmpdir(), 'assistant-bench-chat-'));
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeFlags, 'dist/main.js'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: `file:${join(folder, 'bench.db')}`, ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: `file:${join(folder, 'bench.db')}`, RATE_LIMIT_ENABLED: 'false', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

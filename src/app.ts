@@ -17,6 +17,7 @@ import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
 import { StreamRegistry } from './core/streams/stream-registry.js';
 import { createAuthenticator } from './core/auth/authenticator.js';
+import { connectRedis } from './core/redis/redis-connection.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -59,7 +60,9 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   // The identity provider may be down now: the service starts anyway, and requests needing a
   // token answer 503 until it can be reached.
   auth.warmUp();
-  const deps: AppDeps = { config, store, logger, auth, terminals, sandbox, modelDownloads, streams, startedAt };
+  // Redis may be down now too: the service starts, and reconnects behind the scenes.
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
+  const deps: AppDeps = { config, store, logger, auth, terminals, sandbox, modelDownloads, streams, startedAt, ...(redis ? { redis } : {}) };
   const running = await listen(createApp(deps), config.PORT, config.HOST);
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -75,6 +78,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       await modelDownloads.stop();
       await closeServer(running.server, config.SHUTDOWN_TIMEOUT_MS);
       await jobs?.stop();
+      await redis?.close();
       await database.close();
     })());
   return { ...running, deps, stop };

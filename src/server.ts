@@ -9,6 +9,8 @@ import { refuseTerminalCallers } from './http/terminal-callers.js';
 import { requestLogging } from './http/request-id.js';
 import { createRequestContext } from './http/request-context.js';
 import { appErrorFrom } from './procedures/error-mapping.js';
+import type { ProcedureMeta, RateGroup } from './procedures/meta.js';
+import { rateLimiting } from './http/rate-limits.js';
 import type { AppDeps } from './procedures/context.js';
 import { docsRouter } from './rest-adapter/docs-page.js';
 import { legacyAliases } from './rest-adapter/legacy-aliases.js';
@@ -43,6 +45,9 @@ export function createApp(deps: AppDeps): Express {
     else next();
   });
 
+  const routes = buildRouteTable(appRouter, legacyAliases);
+  if (config.RATE_LIMIT_ENABLED) app.use(rateLimiting(config, logger, routes, procedureRateGroups(), deps.redis));
+
   app.use(
     '/trpc',
     createExpressMiddleware({
@@ -68,10 +73,16 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use(docsRouter());
 
-  app.use(restHandler(appRouter, buildRouteTable(appRouter, legacyAliases), deps));
+  app.use(restHandler(appRouter, routes, deps));
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/** Each procedure's declared rate group, by its dotted path (the /trpc URL names procedures so). */
+function procedureRateGroups(): Map<string, RateGroup> {
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
+  return new Map(Object.entries(procedures).map(([path, procedure]) => [path, procedure._def.meta?.rateGroup ?? 'general']));
 }
 
 /** TRUST_PROXY takes Express's forms: true/false, a hop count, or addresses/subnets. */

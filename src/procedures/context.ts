@@ -1,5 +1,6 @@
 import type { Authenticator } from '../core/auth/authenticator.js';
 import type { User } from '../core/auth/permissions.js';
+import type { RedisConnection } from '../core/redis/redis-connection.js';
 import type { Config } from '../core/config/load-config.js';
 import type { Store } from '../core/db/store.js';
 import type { Logger } from '../core/logger.js';
@@ -13,6 +14,8 @@ export interface AppDeps {
   config: Config;
   store: Store;
   logger: Logger;
+  /** The shared Redis of REDIS_URL (rate-limit counters), when configured. */
+  redis?: RedisConnection;
   /** Who calls: the OIDC token verifier, or everyone is `local` with AUTH_ENABLED=false. */
   auth: Authenticator;
   /** This instance's live terminal sessions. */

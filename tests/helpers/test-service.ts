@@ -36,7 +36,8 @@ export async function startTestService(
 ): Promise<TestService> {
   const db = database ?? (await createTestDatabase(kind));
   const config = loadConfig(
-    { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env },
+    // Tests that are not about rate limits run without them (CONTRACT §9b); those that are set it.
+    { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'false', ...env },
     null,
   );
   const service = await startService(config, createLogger(config.LOG_LEVEL));

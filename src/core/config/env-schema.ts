@@ -120,6 +120,8 @@ export const envSchema = z
         message: 'must start with redis:// or rediss://',
       })
       .transform((value) => (value === '' ? undefined : value)),
+    // Every Redis key this service writes starts with it, so deployments can share one Redis.
+    REDIS_KEY_PREFIX: text('assistant:'),
 
     AI_MODEL_PROVIDER: z.enum(providerNames).default('ollama'),
     AI_MODEL_NAME: text('llama3.2'),

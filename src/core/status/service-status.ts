@@ -1,6 +1,7 @@
 import { providerNames, type ProviderName } from '../config/env-schema.js';
 import type { Config, DatabaseKind } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
+import type { RedisConnection } from '../redis/redis-connection.js';
 import type { SandboxMode, SandboxState } from '../sandbox/sandbox-state.js';
 import { serviceVersion } from '../version.js';
 
@@ -15,6 +16,8 @@ export interface ServiceStatus {
   /** The sandbox terminal shells run in (CONTRACT §4); `unavailable` means commands are refused. */
   sandbox: SandboxMode;
   systemCommands: boolean;
+  /** REDIS_URL's Redis: `unused` when none is configured; `unreachable` makes the status degraded. */
+  redis: 'unused' | 'ok' | 'unreachable';
 }
 
 const DATABASE_CHECK_TIMEOUT_MS = 2000;
@@ -41,8 +44,10 @@ export async function getServiceStatus(
   config: Config,
   startedAt: number,
   sandbox: SandboxState,
+  redis: RedisConnection | undefined,
 ): Promise<ServiceStatus> {
   const reachable = await databaseReachable(store);
+  const redisState = redis === undefined ? 'unused' : redis.ready() ? 'ok' : 'unreachable';
   const providers = Object.fromEntries(
     providerNames.map((name) => {
       const settings = config.providers[name];
@@ -53,7 +58,7 @@ export async function getServiceStatus(
     }),
   ) as ServiceStatus['providers'];
   return {
-    status: reachable ? 'ok' : 'down',
+    status: !reachable ? 'down' : redisState === 'unreachable' ? 'degraded' : 'ok',
     assistant: true,
     timestamp: new Date().toISOString(),
     uptime: Math.floor((Date.now() - startedAt) / 1000),
@@ -62,5 +67,6 @@ export async function getServiceStatus(
     providers,
     sandbox: sandbox.mode,
     systemCommands: config.ENABLE_SYSTEM_COMMANDS,
+    redis: redisState,
   };
 }

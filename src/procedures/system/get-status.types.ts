@@ -17,6 +17,7 @@ export const getStatusOutput = z.object({
   providers: z.record(z.enum(providerNames), z.object({ configured: z.boolean(), defaultModel: z.string() })),
   sandbox: z.enum(['bwrap', 'none', 'unavailable']),
   systemCommands: z.boolean(),
+  redis: z.enum(['unused', 'ok', 'unreachable']),
   error: z
     .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), timestamp: z.string() })
     .optional(),

@@ -1,0 +1,53 @@
+import { createClient } from 'redis';
+import type { Logger } from '../logger.js';
+
+function newClient(url: string) {
+  return createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 2000, reconnectStrategy: (attempt: number) => Math.min(100 * 2 ** attempt, 2000) },
+  });
+}
+
+export type RedisClient = ReturnType<typeof newClient>;
+
+export interface RedisConnection {
+  client: RedisClient;
+  /** REDIS_KEY_PREFIX: every key this service writes starts with it. */
+  keyPrefix: string;
+  /** Whether commands can be sent now (for /api/status). */
+  ready(): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The shared Redis of REDIS_URL. The service starts and serves while Redis is down: the client
+ * reconnects in the background (backing off to 2 s), and commands sent meanwhile fail at once
+ * instead of queueing, so each user of Redis decides how to carry on without it.
+ */
+export function connectRedis(url: string, keyPrefix: string, logger: Logger): RedisConnection {
+  const client = newClient(url);
+  let wasReady = false;
+  client.on('ready', () => {
+    wasReady = true;
+    logger.info('redis connected');
+  });
+  // Without an `error` listener the client's errors would crash the process; a down Redis is
+  // reported once per outage, not once per reconnect attempt.
+  client.on('error', (error: unknown) => {
+    if (!wasReady) return;
+    wasReady = false;
+    logger.warn({ err: error }, 'redis unreachable; reconnecting');
+  });
+  client.connect().catch(() => undefined);
+  return {
+    client,
+    keyPrefix,
+    ready: () => client.isReady,
+    async close() {
+      // A connected client finishes its replies first; one still reconnecting just stops.
+      if (client.isReady) await client.close();
+      else if (client.isOpen) client.destroy();
+    },
+  };
+}
