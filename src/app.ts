@@ -7,7 +7,8 @@ import { createDatabase } from './core/db/create-db.js';
 import { migrate } from './core/db/migrate.js';
 import type { Logger } from './core/logger.js';
 import type { AppDeps } from './procedures/context.js';
-import { createApp, listen, type RunningServer } from './server.js';
+import { clientIpResolver, createApp, listen, type RunningServer } from './server.js';
+import { attachWebSockets } from './realtime/websocket-gateway.js';
 import { recordAudit } from './core/audit/record-audit.js';
 import type { Store } from './core/db/store.js';
 import { detectSandbox } from './core/sandbox/sandbox-state.js';
@@ -18,6 +19,7 @@ import { TerminalManager } from './core/terminals/terminal-manager.js';
 import { StreamRegistry } from './core/streams/stream-registry.js';
 import { createAuthenticator } from './core/auth/authenticator.js';
 import { connectRedis } from './core/redis/redis-connection.js';
+import { createRateLimits } from './http/rate-limits.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -62,8 +64,23 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   auth.warmUp();
   // Redis may be down now too: the service starts, and reconnects behind the scenes.
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
-  const deps: AppDeps = { config, store, logger, auth, terminals, sandbox, modelDownloads, streams, startedAt, ...(redis ? { redis } : {}) };
-  const running = await listen(createApp(deps), config.PORT, config.HOST);
+  const rateLimits = createRateLimits(config, logger, redis);
+  const deps: AppDeps = {
+    config,
+    store,
+    logger,
+    auth,
+    rateLimits,
+    terminals,
+    sandbox,
+    modelDownloads,
+    streams,
+    startedAt,
+    ...(redis ? { redis } : {}),
+  };
+  const app = createApp(deps);
+  const running = await listen(app, config.PORT, config.HOST);
+  const sockets = attachWebSockets(running.server, deps, clientIpResolver(app));
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -76,6 +93,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       await aborting;
       // Pulls end before the database closes, so none records its outcome into a closed store.
       await modelDownloads.stop();
+      sockets.close();
       await closeServer(running.server, config.SHUTDOWN_TIMEOUT_MS);
       await jobs?.stop();
       await redis?.close();

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import proxyAddr from 'proxy-addr';
 import type { AddressInfo } from 'node:net';
 import cors from 'cors';
 import express, { type Express } from 'express';
@@ -10,7 +11,7 @@ import { requestLogging } from './http/request-id.js';
 import { createRequestContext } from './http/request-context.js';
 import { appErrorFrom } from './procedures/error-mapping.js';
 import type { ProcedureMeta, RateGroup } from './procedures/meta.js';
-import { rateLimiting } from './http/rate-limits.js';
+import { limitByRoute } from './http/rate-limits.js';
 import type { AppDeps } from './procedures/context.js';
 import { docsRouter } from './rest-adapter/docs-page.js';
 import { legacyAliases } from './rest-adapter/legacy-aliases.js';
@@ -46,7 +47,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const routes = buildRouteTable(appRouter, legacyAliases);
-  if (config.RATE_LIMIT_ENABLED) app.use(rateLimiting(config, logger, routes, procedureRateGroups(), deps.redis));
+  if (deps.rateLimits) app.use(limitByRoute(deps.rateLimits, routes, procedureRateGroups()));
 
   app.use(
     '/trpc',
@@ -83,6 +84,15 @@ export function createApp(deps: AppDeps): Express {
 function procedureRateGroups(): Map<string, RateGroup> {
   const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
   return new Map(Object.entries(procedures).map(([path, procedure]) => [path, procedure._def.meta?.rateGroup ?? 'general']));
+}
+
+/**
+ * The client address of a request that Express does not handle (a WebSocket upgrade), computed as
+ * Express computes `req.ip` from TRUST_PROXY, so rate limits and the audit log agree across transports.
+ */
+export function clientIpResolver(app: Express): (req: IncomingMessage) => string {
+  const trust = app.get('trust proxy fn') as Parameters<typeof proxyAddr>[1];
+  return (req) => proxyAddr(req, trust);
 }
 
 /** TRUST_PROXY takes Express's forms: true/false, a hop count, or addresses/subnets. */

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { rateLimit, type Options } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, rateLimit, type Store } from 'express-rate-limit';
 import type { Config } from '../core/config/load-config.js';
 import { AppError } from '../core/errors/app-error.js';
 import type { Logger } from '../core/logger.js';
@@ -9,7 +9,7 @@ import { matchRoute, type Route } from '../rest-adapter/route-table.js';
 import { sendError } from './error-response.js';
 import { RedisRateLimitStore } from './redis-rate-limit-store.js';
 
-type LimitedGroup = Exclude<RateGroup, 'none'>;
+export type LimitedGroup = Exclude<RateGroup, 'none'>;
 
 const windowMs = 60_000;
 
@@ -31,50 +31,77 @@ function limitOf(group: LimitedGroup, config: Config): number {
   }
 }
 
+/** The counters of each group, for HTTP (as middleware) and for WebSocket frames (`hit`). */
+export interface RateLimits {
+  limiterFor(group: LimitedGroup): RequestHandler;
+  /** Counts one request of `ip` in `group`: the 429 to answer when over the limit, else null. */
+  hit(group: LimitedGroup, ip: string): Promise<AppError | null>;
+}
+
+function tooMany(group: LimitedGroup, limit: number, retryAfter: number): AppError {
+  return new AppError('RATE_LIMIT_EXCEEDED', `Too many ${group} requests: at most ${limit} a minute; retry in ${retryAfter} s`, {
+    details: { group, limit, retryAfter },
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}
+
 /**
- * Per-IP, per-group request limits (CONTRACT §9), checked before authentication (§2). The group
- * is the procedure's declared `rateGroup`: for REST the matched route's, for /trpc each called
- * procedure's (a batch counts once in every group it touches); any other /api path, unknown ones
- * included, counts in the general group. Counters live in Redis when it is configured, so the
- * instances share them; while Redis is down requests pass unlimited rather than all refused.
+ * Per-IP, per-group request limits (CONTRACT §9), null while RATE_LIMIT_ENABLED=false. Counters
+ * live in Redis when it is configured, so the instances share them; while Redis is down requests
+ * pass unlimited rather than all refused.
  */
-export function rateLimiting(
-  config: Config,
-  logger: Logger,
-  routes: readonly Route[],
-  procedureGroups: ReadonlyMap<string, RateGroup>,
-  redis: RedisConnection | undefined,
-): RequestHandler {
+export function createRateLimits(config: Config, logger: Logger, redis: RedisConnection | undefined): RateLimits | null {
+  if (!config.RATE_LIMIT_ENABLED) return null;
   const storeErrors = throttledErrorLog(logger);
-  const limiters = new Map<LimitedGroup, RequestHandler>();
+  const groups = new Map<LimitedGroup, { limiter: RequestHandler; store: Store; limit: number }>();
   for (const group of ['chat', 'models', 'terminal', 'workspace', 'general'] as const) {
     const limit = limitOf(group, config);
-    const options: Partial<Options> = {
+    const store: Store = redis ? new RedisRateLimitStore(redis.client, `${redis.keyPrefix}rate:${group}:`) : new MemoryStore();
+    const limiter = rateLimit({
       windowMs,
       limit,
+      store,
+      // The same key for HTTP requests and WebSocket frames of one client (IPv6 by /56 subnet).
+      keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''),
       legacyHeaders: true,
       standardHeaders: false,
       passOnStoreError: true,
       logger: { warn: storeErrors, error: storeErrors },
       // TRUST_PROXY is the operator's decision (CONTRACT §1); Express has applied it to req.ip.
-      validate: { trustProxy: false, xForwardedForHeader: false },
+      validate: { trustProxy: false, xForwardedForHeader: false, keyGeneratorIpFallback: false },
       handler: (_req, res) => {
-        const retryAfter = Number(res.getHeader('Retry-After') ?? 60);
-        sendError(
-          res,
-          new AppError('RATE_LIMIT_EXCEEDED', `Too many ${group} requests: at most ${limit} a minute; retry in ${retryAfter} s`, {
-            details: { group, limit, retryAfter },
-          }),
-        );
+        sendError(res, tooMany(group, limit, Number(res.getHeader('Retry-After') ?? 60)));
       },
-      ...(redis ? { store: new RedisRateLimitStore(redis.client, `${redis.keyPrefix}rate:${group}:`) } : {}),
-    };
-    limiters.set(group, rateLimit(options));
+    });
+    groups.set(group, { limiter, store, limit });
   }
+  return {
+    limiterFor: (group) => (groups.get(group) as { limiter: RequestHandler }).limiter,
+    async hit(group, ip) {
+      const { store, limit } = groups.get(group) as { store: Store; limit: number };
+      let counted;
+      try {
+        counted = await store.increment(ipKeyGenerator(ip));
+      } catch (error) {
+        storeErrors(error);
+        return null;
+      }
+      if (counted.totalHits <= limit) return null;
+      const retryAfter = Math.max(1, Math.ceil(((counted.resetTime?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000));
+      return tooMany(group, limit, retryAfter);
+    },
+  };
+}
 
+/**
+ * Applies the limits to HTTP requests, before authentication (CONTRACT §2). The group is the
+ * procedure's declared `rateGroup`: for REST the matched route's, for /trpc each called
+ * procedure's (a batch counts once in every group it touches); any other /api path, unknown ones
+ * included, counts in the general group.
+ */
+export function limitByRoute(limits: RateLimits, routes: readonly Route[], procedureGroups: ReadonlyMap<string, RateGroup>): RequestHandler {
   return function limitRequests(req: Request, res: Response, next: NextFunction): void {
-    const groups = groupsOf(req, routes, procedureGroups);
-    const chain = groups.flatMap((group) => limiters.get(group) ?? []);
+    const chain = groupsOf(req, routes, procedureGroups).map((group) => limits.limiterFor(group));
     const run = (index: number): void => {
       const limiter = chain[index];
       if (!limiter) {
@@ -105,6 +132,7 @@ function groupsOf(req: Request, routes: readonly Route[], procedureGroups: Reado
 
 /** express-rate-limit logs a store error per request; while Redis is down one line a minute says it. */
 function throttledErrorLog(logger: Logger): (...args: unknown[]) => void {
+  // Called by express-rate-limit with (error, message), and by `hit` with the error.
   let lastAt = 0;
   return (...args: unknown[]) => {
     const now = Date.now();

@@ -17,16 +17,15 @@ function peerAddress(socket: Socket): string {
 }
 
 /**
- * Refuses requests sent from inside a terminal (CONTRACT §4): commands must not act on the
+ * Whether a connection comes from inside a terminal (CONTRACT §4): commands must not act on the
  * service with their user's rights, or a held command could be confirmed by another command
  * instead of a person. Decided once per connection, only for peers on this machine, and only
  * while terminals exist, since it reads /proc.
  */
-export function refuseTerminalCallers(terminals: TerminalManager) {
+export function terminalConnectionCheck(terminals: TerminalManager): (socket: Socket) => boolean {
   const local = localAddresses();
   const verdicts = new WeakMap<Socket, boolean>();
-  return function checkCaller(req: Request, res: Response, next: NextFunction): void {
-    const socket = req.socket;
+  return function fromTerminal(socket: Socket): boolean {
     let inside = verdicts.get(socket);
     if (inside === undefined) {
       const { remotePort, localPort } = socket;
@@ -37,8 +36,18 @@ export function refuseTerminalCallers(terminals: TerminalManager) {
         terminals.isTerminalConnection(remotePort, localPort);
       verdicts.set(socket, inside);
     }
-    if (inside) {
-      sendError(res, new AppError('SECURITY_VIOLATION', 'Requests from inside a terminal are not accepted'));
+    return inside;
+  };
+}
+
+export const terminalCallerRefusal = () => new AppError('SECURITY_VIOLATION', 'Requests from inside a terminal are not accepted');
+
+/** Refuses HTTP requests sent from inside a terminal. */
+export function refuseTerminalCallers(terminals: TerminalManager) {
+  const fromTerminal = terminalConnectionCheck(terminals);
+  return function checkCaller(req: Request, res: Response, next: NextFunction): void {
+    if (fromTerminal(req.socket)) {
+      sendError(res, terminalCallerRefusal());
       return;
     }
     next();

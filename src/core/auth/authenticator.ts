@@ -101,7 +101,12 @@ class OidcAuthenticator implements Authenticator {
       throw error;
     }
     await this.sessions.observe(verified, token, ip);
-    const user: User = { id: verified.subject, roles: verified.roles, permissions: new Set(permissionsOf(verified.roles)) };
+    const user: User = {
+      id: verified.subject,
+      roles: verified.roles,
+      permissions: new Set(permissionsOf(verified.roles)),
+      tokenExpiresAt: (verified.claims.exp ?? 0) * 1000,
+    };
     const until = ((verified.claims.exp ?? 0) + clockToleranceSeconds) * 1000;
     this.remember(key, { user, verified, until, generation });
     return user;

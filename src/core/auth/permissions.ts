@@ -84,6 +84,8 @@ export interface User {
   id: string;
   roles: Role[];
   permissions: ReadonlySet<Permission>;
+  /** When the access token this user was read from expires (epoch ms); absent without tokens. */
+  tokenExpiresAt?: number;
 }
 
 /** With AUTH_ENABLED=false every caller is `local`, holding all five roles (CONTRACT §5). */

@@ -142,6 +142,8 @@ export const envSchema = z
     STREAM_REPLAY_MAX_BYTES: bytes(64 * 1024 * 1024),
     // The `: ping` comment interval of SSE replies (CONTRACT §6 says 15 s; tests shorten it).
     SSE_PING_INTERVAL_MS: int(15_000, 10, 600_000),
+    // WebSocket protocol pings (CONTRACT §8 says 30 s; a socket silent for two is dropped; tests shorten it).
+    WS_PING_INTERVAL_MS: int(30_000, 10, 600_000),
 
     AUTH_ENABLED: bool(false),
     OIDC_ISSUER_BASE_URL: url(),

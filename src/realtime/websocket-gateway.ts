@@ -1,0 +1,133 @@
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { User } from '../core/auth/permissions.js';
+import { AppError } from '../core/errors/app-error.js';
+import { acceptedHosts, hostName } from '../http/host-guard.js';
+import { terminalCallerRefusal, terminalConnectionCheck } from '../http/terminal-callers.js';
+import type { AppDeps } from '../procedures/context.js';
+import { appErrorFrom } from '../procedures/error-mapping.js';
+import { MainChannel } from './main-channel.js';
+
+type Channel = { kind: 'main'; markdown: boolean };
+
+/** Which channel a path opens, or null for an unknown path (404, before anything else). */
+function channelFor(pathname: string): Channel | null {
+  if (pathname === '/ws') return { kind: 'main', markdown: false };
+  if (pathname === '/ws/markdown-stream') return { kind: 'main', markdown: true };
+  return null;
+}
+
+/**
+ * The WebSocket upgrades (CONTRACT §8) on the HTTP server, checked in the contract's order (§2):
+ * path (404) → Host (403) → not from inside a terminal (403) → Origin (403) → token (401, or 503
+ * while the identity provider is unreachable), the token from the Authorization header or the
+ * `access_token` query. A refused upgrade is an HTTP reply in the error envelope. Open sockets
+ * are pinged every WS_PING_INTERVAL_MS and dropped when a ping goes unanswered.
+ */
+export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: IncomingMessage) => string): { close(): void } {
+  const { config } = deps;
+  const hosts = acceptedHosts(config);
+  const fromTerminal = terminalConnectionCheck(deps.terminals);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.BODY_LIMIT });
+  const alive = new WeakMap<WebSocket, boolean>();
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined);
+    void upgrade(req, socket, head).catch((error: unknown) => {
+      deps.logger.error({ err: error }, 'websocket upgrade failed');
+      refuse(socket, appErrorFrom(error));
+    });
+  });
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const channel = channelFor(url.pathname);
+    const refusal = channel ? screen(req) : AppError.notFound('WebSocket channel');
+    if (refusal || !channel) {
+      refuse(socket, refusal ?? AppError.notFound('WebSocket channel'));
+      return;
+    }
+    const ip = clientIp(req);
+    let user: User;
+    try {
+      user = await deps.auth.identify(upgradeToken(req, url), ip);
+    } catch (error) {
+      refuse(socket, appErrorFrom(error));
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      alive.set(ws, true);
+      ws.on('pong', () => alive.set(ws, true));
+      ws.on('error', () => undefined);
+      new MainChannel(ws, { user, ip }, deps, channel.markdown);
+    });
+  }
+
+  /** Host, terminal caller and Origin, in the contract's order: the refusal, or null to go on. */
+  function screen(req: IncomingMessage): AppError | null {
+    if (req.headers.host === undefined || !hosts.has(hostName(req.headers.host))) {
+      return new AppError('SECURITY_VIOLATION', 'Host header not accepted; add it to ALLOWED_HOSTS');
+    }
+    if (fromTerminal(req.socket)) return terminalCallerRefusal();
+    const origin = req.headers.origin;
+    if (origin !== undefined && !ownOrigins().has(origin)) return new AppError('SECURITY_VIOLATION', 'Origin not allowed; add it to ALLOWED_ORIGINS');
+    return null;
+  }
+
+  /** CONTRACT §8: the service's own origins (OIDC_BASE_URL, http://HOST:PORT, http://localhost:PORT) and ALLOWED_ORIGINS. */
+  function ownOrigins(): Set<string> {
+    const { port } = server.address() as AddressInfo;
+    const origins = new Set(config.ALLOWED_ORIGINS);
+    origins.add(`http://${config.HOST}:${port}`);
+    origins.add(`http://localhost:${port}`);
+    if (config.OIDC_BASE_URL) origins.add(new URL(config.OIDC_BASE_URL).origin);
+    return origins;
+  }
+
+
+  const pinger = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (alive.get(ws) === false) {
+        ws.terminate();
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, config.WS_PING_INTERVAL_MS);
+  pinger.unref();
+
+  return {
+    close() {
+      clearInterval(pinger);
+      for (const ws of wss.clients) ws.close(1001, 'Server shutting down');
+      wss.close();
+    },
+  };
+}
+
+/** The token of an upgrade: the Authorization header, else `access_token` in the query. */
+function upgradeToken(req: IncomingMessage, url: URL): string | null {
+  const header = req.headers.authorization;
+  if (header !== undefined) return /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? header;
+  const query = url.searchParams.get('access_token');
+  return query === null || query === '' ? null : query;
+}
+
+/** Answers a refused upgrade as plain HTTP in the error envelope, then closes the connection. */
+function refuse(socket: Duplex, error: AppError): void {
+  if (!socket.writable) return;
+  const body = JSON.stringify(error.toEnvelope());
+  const headers: Record<string, string | number> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+    ...error.headers,
+  };
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\r\n');
+  socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\n${head}\r\n\r\n${body}`);
+}
