@@ -19,6 +19,7 @@ import { TerminalManager } from './core/terminals/terminal-manager.js';
 import { StreamRegistry } from './core/streams/stream-registry.js';
 import { createAuthenticator } from './core/auth/authenticator.js';
 import { connectRedis } from './core/redis/redis-connection.js';
+import { UserEvents } from './core/events/user-events.js';
 import { createRateLimits } from './http/rate-limits.js';
 
 export interface StartedService extends RunningServer {
@@ -47,16 +48,25 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   }
   const { directory: hiddenDirectory, file: hiddenFile } = serviceFiles(config);
   confineGitCalls({ confined: sandbox.mode === 'bwrap', hiddenDirectory, hiddenFile });
-  const terminals = createTerminalManager(store, config, logger);
+  const events = new UserEvents();
+  const terminals = createTerminalManager(store, config, logger, events);
   const jobs = config.ENABLE_SCHEDULING
     ? startPeriodicJobs(store, logger, { auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS })
     : null;
 
   const modelDownloads = new ModelDownloads();
+  // Models are shared, so everyone connected hears how a download goes.
+  modelDownloads.onProgress((download) => {
+    events.broadcast({ kind: 'model_download', ...download });
+  });
   const streams = new StreamRegistry({
     maxPerUser: config.MAX_STREAMS_PER_USER,
     retentionMs: config.STREAM_RETENTION_MS,
     maxRetainedBytes: config.STREAM_REPLAY_MAX_BYTES,
+    onJobDone: (job) => {
+      const done = job.doneMetadata;
+      if (done) events.publish(job.ownerId, { kind: 'conversation', action: 'answered', conversationId: done.conversationId, streamId: job.id });
+    },
   });
   const auth = createAuthenticator(config, store, logger);
   // The identity provider may be down now: the service starts anyway, and requests needing a
@@ -71,6 +81,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     logger,
     auth,
     rateLimits,
+    events,
     terminals,
     sandbox,
     modelDownloads,
@@ -102,8 +113,11 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   return { ...running, deps, stop };
 }
 
-function createTerminalManager(store: Store, config: Config, logger: Logger): TerminalManager {
+function createTerminalManager(store: Store, config: Config, logger: Logger, events: UserEvents): TerminalManager {
   return new TerminalManager({
+    onCommandEnd: (terminal, exitCode) => {
+      events.publish(terminal.ownerId, { kind: 'command_done', terminalId: terminal.id, exitCode });
+    },
     idleTimeoutMs: config.TERMINAL_IDLE_TIMEOUT_MS,
     maxPerUser: config.MAX_TERMINALS_PER_USER,
     onIdleEnd: (terminal) => {

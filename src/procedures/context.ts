@@ -1,6 +1,7 @@
 import type { Authenticator } from '../core/auth/authenticator.js';
 import type { User } from '../core/auth/permissions.js';
 import type { RedisConnection } from '../core/redis/redis-connection.js';
+import type { UserEvents } from '../core/events/user-events.js';
 import type { RateLimits } from '../http/rate-limits.js';
 import type { Config } from '../core/config/load-config.js';
 import type { Store } from '../core/db/store.js';
@@ -19,6 +20,8 @@ export interface AppDeps {
   redis?: RedisConnection;
   /** CONTRACT §9's counters, null while RATE_LIMIT_ENABLED=false. */
   rateLimits: RateLimits | null;
+  /** Live pushes to each user's sockets (CONTRACT §8's `context_update` frames). */
+  events: UserEvents;
   /** Who calls: the OIDC token verifier, or everyone is `local` with AUTH_ENABLED=false. */
   auth: Authenticator;
   /** This instance's live terminal sessions. */

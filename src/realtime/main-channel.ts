@@ -40,9 +40,14 @@ export class MainChannel {
     socket.on('message', (raw, isBinary) => {
       void this.onFrame(raw, isBinary);
     });
+    // The user's pushes (held and finished commands, downloads, conversation changes).
+    const unsubscribe = deps.events.subscribe(session.user.id, (event) => {
+      sendFrame(socket, 'context_update', event);
+    });
     socket.on('close', () => {
       this.gone.abort();
       clearTimeout(this.expiryTimer);
+      unsubscribe();
     });
     this.watchExpiry();
   }

@@ -1,5 +1,6 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
+import type { UserEvents } from '../events/user-events.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
 import type { TerminalManager } from '../terminals/terminal-manager.js';
 
@@ -9,4 +10,6 @@ export interface CommandDeps {
   config: Config;
   terminals: TerminalManager;
   sandbox: SandboxState;
+  /** Live pushes to the user's sockets (a held command); absent where nobody listens. */
+  events?: UserEvents;
 }

@@ -83,6 +83,14 @@ export async function runReserved(
     await stopIfAborted();
     if (verdict.level === 'high' && deps.config.COMMAND_CONFIRMATION_REQUIRED && !options.confirmation) {
       const pending = await holdCommand(deps, actor, terminal, command, verdict, workingDirectory);
+      deps.events?.publish(actor.user.id, {
+        kind: 'pending_command',
+        commandId: pending.id,
+        terminalId: terminal.id,
+        command: redactCommand(command),
+        risk: verdict.level,
+        reasons: verdict.reasons,
+      });
       return { kind: 'held', commandId: pending.id, risk: verdict };
     }
     // Written before the command starts: a command that crashes the service is still on record.

@@ -73,6 +73,12 @@ export class StreamJob {
     return this.log.length;
   }
 
+  /** The `done` event's metadata once the job has it. */
+  get doneMetadata(): Extract<ChatEvent, { type: 'done' }>['metadata'] | null {
+    const last = this.log.at(-1)?.event;
+    return last?.type === 'done' ? last.metadata : null;
+  }
+
   /** Roughly what the log holds in memory. */
   get approximateBytes(): number {
     return this.bytes;

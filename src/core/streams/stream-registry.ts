@@ -13,6 +13,8 @@ export interface StreamRegistryOptions {
    * oldest are forgotten before their retention ends, so a sustained load cannot exhaust memory.
    */
   maxRetainedBytes: number;
+  /** Told when a job finishes with its `done` (not when dropped), for live pushes. */
+  onJobDone?: (job: StreamJob) => void;
 }
 
 /** How often finished streams past their retention are forgotten. */
@@ -75,6 +77,7 @@ export class StreamRegistry {
     const running = (this.runningPerOwner.get(job.ownerId) ?? 1) - 1;
     if (running > 0) this.runningPerOwner.set(job.ownerId, running);
     else this.runningPerOwner.delete(job.ownerId);
+    if (job.doneMetadata) this.options.onJobDone?.(job);
     // A dropped job is no longer known; a job finishing during shutdown has nobody to replay to.
     if (!this.jobs.has(job.id) || this.stopping) return;
     this.finished.set(job.id, job);

@@ -10,6 +10,8 @@ export interface TerminalManagerOptions {
   maxPerUser: number;
   /** Told when the idle timeout ends a terminal, for the audit log. */
   onIdleEnd?: (terminal: TerminalSession) => void;
+  /** Told when a command finishes in any terminal, for live pushes. */
+  onCommandEnd?: (terminal: TerminalSession, exitCode: number) => void;
 }
 
 /** The live terminal sessions of this instance (shells live where they were started). */
@@ -55,6 +57,12 @@ export class TerminalManager {
     this.sessions.set(session.id, session);
     this.forgetOldExited(session.ownerId);
     this.armIdleTimer(session);
+    const { onCommandEnd } = this.options;
+    if (onCommandEnd) {
+      session.onCommandEnd((exitCode) => {
+        onCommandEnd(session, exitCode);
+      });
+    }
     session.onExit(() => {
       this.clearIdleTimer(session.id);
       this.forgetOldExited(session.ownerId);

@@ -33,6 +33,7 @@ export class TerminalSession {
   readonly log = new OutputLog(OUTPUT_LOG_LINES);
   lastActivity = new Date();
   private readonly shell: ShellSession;
+  private readonly commandEndListeners = new Set<(exitCode: number) => void>();
   /** Set from an execute's first check until its command is sent, held or refused. */
   private reserved = false;
   private lastKnownDirectory: string;
@@ -118,8 +119,9 @@ export class TerminalSession {
     this.log.command(command);
     this.touch();
     const { finished, outputSoFar } = started;
-    void finished.then(() => {
+    void finished.then(({ exitCode }) => {
       this.touch();
+      for (const listener of this.commandEndListeners) listener(exitCode);
     });
     if (!options.waitForCompletion) return { kind: 'started' };
     let timer: NodeJS.Timeout | undefined;
@@ -141,6 +143,14 @@ export class TerminalSession {
 
   onExit(listener: (exitCode: number) => void): () => void {
     return this.shell.onExit(listener);
+  }
+
+  /** Told each time a command sent through `run` finishes, with its exit code. */
+  onCommandEnd(listener: (exitCode: number) => void): () => void {
+    this.commandEndListeners.add(listener);
+    return () => {
+      this.commandEndListeners.delete(listener);
+    };
   }
 
   kill(): void {

@@ -9,5 +9,6 @@ export const clearContextProcedure = requirePermission('chat:clear')
   .output(clearContextOutput)
   .mutation(async ({ ctx }) => {
     const conversation = await startNewConversation(ctx.store, ctx.user.id);
+    ctx.events.publish(ctx.user.id, { kind: 'conversation', action: 'current', conversationId: conversation.id });
     return { success: true, message: 'Context cleared; a new conversation was started', conversationId: conversation.id };
   });

@@ -9,5 +9,6 @@ export const deleteConversationProcedure = requirePermission('conversations:dele
   .output(successMessageOutput)
   .mutation(async ({ ctx, input }) => {
     await deleteConversation(ctx.store, ctx.user.id, input.id);
+    ctx.events.publish(ctx.user.id, { kind: 'conversation', action: 'deleted', conversationId: input.id });
     return { success: true, message: 'Conversation deleted' };
   });

@@ -9,5 +9,6 @@ export const renameConversationProcedure = requirePermission('conversations:save
   .output(successOutput)
   .mutation(async ({ ctx, input }) => {
     await renameConversation(ctx.store, ctx.user.id, input.id, input.title);
+    ctx.events.publish(ctx.user.id, { kind: 'conversation', action: 'renamed', conversationId: input.id, title: input.title });
     return { success: true };
   });

@@ -6,7 +6,8 @@ export const saveConversationProcedure = requirePermission('conversations:save')
   .meta(saveConversationMeta)
   .input(saveConversationInput)
   .output(saveConversationOutput)
-  .mutation(async ({ ctx, input }) => ({
-    success: true,
-    conversationId: await saveConversation(ctx.store, ctx.user.id, input),
-  }));
+  .mutation(async ({ ctx, input }) => {
+    const conversationId = await saveConversation(ctx.store, ctx.user.id, input);
+    ctx.events.publish(ctx.user.id, { kind: 'conversation', action: 'saved', conversationId });
+    return { success: true, conversationId };
+  });

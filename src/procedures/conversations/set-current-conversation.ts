@@ -12,5 +12,6 @@ export const setCurrentConversationProcedure = requirePermission('conversations:
   .output(setCurrentConversationOutput)
   .mutation(async ({ ctx, input }) => {
     const conversation = await setCurrentConversation(ctx.store, ctx.user.id, input.id);
+    ctx.events.publish(ctx.user.id, { kind: 'conversation', action: 'current', conversationId: conversation.id });
     return { success: true, conversationId: conversation.id };
   });
