@@ -8,14 +8,20 @@ import { acceptedHosts, hostName } from '../http/host-guard.js';
 import { terminalCallerRefusal, terminalConnectionCheck } from '../http/terminal-callers.js';
 import type { AppDeps } from '../procedures/context.js';
 import { appErrorFrom } from '../procedures/error-mapping.js';
+import type { TerminalSession } from '../core/terminals/terminal-session.js';
 import { MainChannel } from './main-channel.js';
+import { TerminalChannel, terminalForSocket } from './terminal-channel.js';
 
-type Channel = { kind: 'main'; markdown: boolean };
+type Channel = { kind: 'main'; markdown: boolean } | { kind: 'terminal'; terminalId: string };
+
+const terminalPath = /^\/api\/terminals\/([^/]+)\/ws$/;
 
 /** Which channel a path opens, or null for an unknown path (404, before anything else). */
 function channelFor(pathname: string): Channel | null {
   if (pathname === '/ws') return { kind: 'main', markdown: false };
   if (pathname === '/ws/markdown-stream') return { kind: 'main', markdown: true };
+  const terminalId = terminalPath.exec(pathname)?.[1];
+  if (terminalId !== undefined) return { kind: 'terminal', terminalId: decodeURIComponent(terminalId) };
   return null;
 }
 
@@ -57,11 +63,22 @@ export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: 
       refuse(socket, appErrorFrom(error));
       return;
     }
+    // A terminal socket passes the terminal's own guard, feature flag and ownership (403/404).
+    let terminal: TerminalSession | undefined;
+    if (channel.kind === 'terminal') {
+      try {
+        terminal = await terminalForSocket(deps, user, ip, channel.terminalId);
+      } catch (error) {
+        refuse(socket, appErrorFrom(error));
+        return;
+      }
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
       ws.on('error', () => undefined);
-      new MainChannel(ws, { user, ip }, deps, channel.markdown);
+      if (terminal) new TerminalChannel(ws, terminal, { user, ip }, deps);
+      else new MainChannel(ws, { user, ip }, deps, channel.kind === 'main' && channel.markdown);
     });
   }
 

@@ -13,6 +13,9 @@ export type RunResult =
 /** Lines kept for `GET …/output` (its `lines` query allows up to this many). */
 export const OUTPUT_LOG_LINES = 10_000;
 
+/** Raw output kept for a terminal WebSocket's replay on connect (ANSI and all). */
+const RECENT_RAW_CHARS = 64 * 1024;
+
 export interface TerminalInit {
   id: string;
   ownerId: string;
@@ -34,6 +37,8 @@ export class TerminalSession {
   lastActivity = new Date();
   private readonly shell: ShellSession;
   private readonly commandEndListeners = new Set<(exitCode: number) => void>();
+  private readonly statusListeners = new Set<(status: TerminalStatus) => void>();
+  private recent = '';
   /** Set from an execute's first check until its command is sent, held or refused. */
   private reserved = false;
   private lastKnownDirectory: string;
@@ -47,11 +52,13 @@ export class TerminalSession {
     this.shell = init.shell;
     this.shell.onOutput((raw) => {
       this.log.append(raw);
+      this.recent = (this.recent + raw).slice(-RECENT_RAW_CHARS);
       this.touch();
     });
     this.shell.onExit(() => {
       this.log.flush();
       this.touch();
+      this.announce('exited');
     });
   }
 
@@ -118,10 +125,13 @@ export class TerminalSession {
     }
     this.log.command(command);
     this.touch();
+    this.announce('busy');
     const { finished, outputSoFar } = started;
-    void finished.then(({ exitCode }) => {
+    void finished.then(({ exitCode, shellExited }) => {
       this.touch();
+      if (shellExited) return;
       for (const listener of this.commandEndListeners) listener(exitCode);
+      this.announce(this.status);
     });
     if (!options.waitForCompletion) return { kind: 'started' };
     let timer: NodeJS.Timeout | undefined;
@@ -143,6 +153,38 @@ export class TerminalSession {
 
   onExit(listener: (exitCode: number) => void): () => void {
     return this.shell.onExit(listener);
+  }
+
+  onOutput(listener: (raw: string) => void): () => void {
+    return this.shell.onOutput(listener);
+  }
+
+  /** The last output as it came (escape sequences kept), for a viewer that connects now. */
+  recentOutput(): string {
+    return this.recent;
+  }
+
+  resize(cols: number, rows: number): void {
+    this.shell.resize(cols, rows);
+  }
+
+  /** Input for the program in the foreground; false when the shell itself would read it. */
+  writeInput(data: string): boolean {
+    const written = this.shell.writeInput(data);
+    if (written) this.touch();
+    return written;
+  }
+
+  /** Told when the status changes: `busy` as a command is sent, back after it, `exited` at the end. */
+  onStatus(listener: (status: TerminalStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => {
+      this.statusListeners.delete(listener);
+    };
+  }
+
+  private announce(status: TerminalStatus): void {
+    for (const listener of this.statusListeners) listener(status);
   }
 
   /** Told each time a command sent through `run` finishes, with its exit code. */

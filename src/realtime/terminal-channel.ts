@@ -1,0 +1,127 @@
+import type { RawData, WebSocket } from 'ws';
+import type { User } from '../core/auth/permissions.js';
+import { AppError } from '../core/errors/app-error.js';
+import { newId } from '../core/ids.js';
+import type { TerminalSession } from '../core/terminals/terminal-session.js';
+import { createContextInner, type AppDeps } from '../procedures/context.js';
+import { appErrorFrom } from '../procedures/error-mapping.js';
+import { createCallerFactory } from '../procedures/trpc.js';
+import { appRouter } from '../routers/app-router.js';
+import { maxBufferedBytes } from './socket-frames.js';
+
+const createCaller = createCallerFactory(appRouter);
+
+type TerminalFrame =
+  | { type: 'output'; data: string }
+  | { type: 'status'; status: string }
+  | { type: 'confirmation_required'; commandId: string; command: string; risk: string; reasons: string[] }
+  | { type: 'exit'; exitCode: number }
+  | { type: 'error'; code: string; message: string };
+
+/** The terminal a user may open a socket on, checked as its REST paths are (guard, feature flag, owner). */
+export async function terminalForSocket(deps: AppDeps, user: User, ip: string, terminalId: string): Promise<TerminalSession> {
+  const caller = createCaller(createContextInner(deps, { requestId: newId(), ip, identify: () => Promise.resolve(user) }));
+  await caller.terminals.get({ terminalId });
+  return deps.terminals.require(user.id, terminalId);
+}
+
+/**
+ * `/api/terminals/:terminalId/ws` (CONTRACT §8): live terminal I/O for one of several viewers.
+ * On connect the recent raw output and the status are sent. `execute` goes through the same
+ * command pipeline as REST (analysis, hold, audit, sandbox): `status: busy`, the output, `exit`
+ * with that command's code, `status: running`; a held command is `confirmation_required`.
+ * `input` reaches only a program in the foreground; `resize` sets the PTY's size.
+ */
+export class TerminalChannel {
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly terminal: TerminalSession,
+    private readonly session: { user: User; ip: string },
+    private readonly deps: AppDeps,
+  ) {
+    const recent = terminal.recentOutput();
+    if (recent !== '') this.send({ type: 'output', data: recent });
+    this.send({ type: 'status', status: terminal.status });
+    this.unsubscribe.push(
+      terminal.onOutput((data) => {
+        this.send({ type: 'output', data });
+      }),
+      terminal.onCommandEnd((exitCode) => {
+        this.send({ type: 'exit', exitCode });
+      }),
+      terminal.onStatus((status) => {
+        this.send({ type: 'status', status });
+      }),
+    );
+    socket.on('message', (raw, isBinary) => {
+      void this.onFrame(raw, isBinary);
+    });
+    socket.on('close', () => {
+      for (const stop of this.unsubscribe) stop();
+    });
+  }
+
+  private send(frame: TerminalFrame): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    const text = JSON.stringify(frame);
+    // A viewer that does not keep up is let go before 1 MB waits for it (CONTRACT §8).
+    if (this.socket.bufferedAmount + Buffer.byteLength(text) > maxBufferedBytes) {
+      this.socket.close(1013, 'Reader too slow');
+      return;
+    }
+    this.socket.send(text);
+  }
+
+  private async onFrame(raw: RawData, isBinary: boolean): Promise<void> {
+    try {
+      const frame = parseTerminalFrame(raw, isBinary);
+      switch (frame.type) {
+        case 'execute':
+          await this.execute(frame.command);
+          break;
+        case 'input':
+          if (!this.terminal.writeInput(frame.data)) {
+            throw AppError.invalid('No program is running in the foreground: send commands with `execute`', { reason: 'no_program' });
+          }
+          break;
+        case 'resize':
+          this.terminal.resize(frame.cols, frame.rows);
+          break;
+      }
+    } catch (error) {
+      const { code, message } = appErrorFrom(error).toEnvelope().error;
+      this.send({ type: 'error', code, message });
+    }
+  }
+
+  private async execute(command: string): Promise<void> {
+    const limited = await this.deps.rateLimits?.hit('terminal', this.session.ip);
+    if (limited) throw limited;
+    const user = this.session.user;
+    const caller = createCaller(createContextInner(this.deps, { requestId: newId(), ip: this.session.ip, identify: () => Promise.resolve(user) }));
+    const reply = await caller.terminals.execute({ terminalId: this.terminal.id, command, waitForCompletion: false });
+    if (reply.status === 'pending_confirmation' && reply.commandId) {
+      this.send({ type: 'confirmation_required', commandId: reply.commandId, command, risk: reply.risk ?? 'high', reasons: reply.reasons ?? [] });
+    }
+  }
+}
+
+type ClientTerminalFrame = { type: 'execute'; command: string } | { type: 'input'; data: string } | { type: 'resize'; cols: number; rows: number };
+
+function parseTerminalFrame(raw: RawData, isBinary: boolean): ClientTerminalFrame {
+  if (isBinary) throw AppError.invalid('Frames are JSON text');
+  let frame: unknown;
+  try {
+    frame = JSON.parse(Buffer.isBuffer(raw) ? raw.toString('utf8') : Buffer.concat(raw as Buffer[]).toString('utf8'));
+  } catch {
+    throw AppError.invalid('A frame must be JSON');
+  }
+  const { type, command, data, cols, rows } = (typeof frame === 'object' && frame !== null ? frame : {}) as Record<string, unknown>;
+  if (type === 'execute' && typeof command === 'string' && command.trim() !== '') return { type, command };
+  if (type === 'input' && typeof data === 'string' && data.length <= 64 * 1024) return { type, data };
+  const size = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 1000;
+  if (type === 'resize' && size(cols) && size(rows)) return { type, cols: cols as number, rows: rows as number };
+  throw AppError.invalid('Expected {type:"execute", command}, {type:"input", data} or {type:"resize", cols, rows} (1–1000)');
+}

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeFolder, type Folder } from '../helpers/fixture-folders.js';
+import { sandboxAvailable } from '../helpers/sandbox.js';
+import { startTestService, type TestService } from '../helpers/test-service.js';
+import { connect, open, wsUrl, type TestSocket } from '../helpers/ws-client.js';
+
+// `/api/terminals/:terminalId/ws` (CONTRACT §8) on a real sandboxed PTY: execute through the
+// command pipeline, the frame sequence of one command, input only to a foreground program,
+// resize, replay on connect, several viewers, confirmation, refusal, and the shell's own end.
+
+type TerminalFrame = { type: string; [key: string]: unknown };
+
+/** The terminal channel's frames are bare JSON objects; the helper's queue holds them as parsed. */
+const frames = (client: TestSocket, stop: (frame: TerminalFrame) => boolean) =>
+  client.until((frame) => stop(frame as unknown as TerminalFrame), 10_000) as unknown as Promise<TerminalFrame[]>;
+const outputOf = (received: TerminalFrame[]) => received.filter((frame) => frame.type === 'output').map((frame) => frame.data as string).join('');
+const isStatus = (status: string) => (frame: TerminalFrame) => frame.type === 'status' && frame.status === status;
+
+describe.runIf(sandboxAvailable)('the terminal WebSocket', () => {
+  let service: TestService;
+  let workspace: Folder;
+  let terminalId: string;
+  beforeAll(async () => {
+    workspace = makeFolder();
+    service = await startTestService('sqlite', { ENABLE_SYSTEM_COMMANDS: 'true' });
+    await service.request('POST', '/api/workspaces/add', { json: { name: 'ws-terminal', path: workspace.path } });
+    terminalId = (await service.request('POST', '/api/terminals', { json: {} })).body.terminalId as string;
+  });
+  afterAll(async () => {
+    await service[Symbol.asyncDispose]();
+    workspace[Symbol.dispose]();
+  });
+
+  const terminalUrl = (id: string) => wsUrl(service.url, `/api/terminals/${id}/ws`);
+
+  it('one execute: status busy, its output, exit with its code, status running; a second viewer sees it too', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    expect((await frames(viewer, isStatus('running'))).at(-1)).toEqual({ type: 'status', status: 'running' });
+    const other = await open(terminalUrl(terminalId));
+    await frames(other, isStatus('running'));
+
+    viewer.send({ type: 'execute', command: 'echo hello-ws; (exit 4)' });
+    const received = await frames(viewer, (frame) => frame.type === 'exit');
+    expect(received[0]).toEqual({ type: 'status', status: 'busy' });
+    expect(outputOf(received)).toContain('hello-ws');
+    expect(received.at(-1)).toEqual({ type: 'exit', exitCode: 4 });
+    expect((await frames(viewer, (frame) => frame.type === 'status')).at(-1)).toEqual({ type: 'status', status: 'running' });
+    expect(outputOf(await frames(other, (frame) => frame.type === 'exit'))).toContain('hello-ws');
+    viewer.close();
+    other.close();
+  });
+
+  it('replays the recent output to a viewer that connects later', async () => {
+    const late = await open(terminalUrl(terminalId));
+    const first = await frames(late, (frame) => frame.type === 'status');
+    expect(outputOf(first)).toContain('hello-ws');
+    late.close();
+  });
+
+  it('input reaches a program in the foreground, and is refused at the shell prompt', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    await frames(viewer, (frame) => frame.type === 'status');
+    viewer.send({ type: 'input', data: 'echo sneaky\n' });
+    expect((await frames(viewer, (frame) => frame.type === 'error')).at(-1)).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });
+
+    viewer.send({ type: 'execute', command: "head -n 1 | sed 's/^/got:/'" });
+    await frames(viewer, isStatus('busy'));
+    // The program is in the foreground once bash has started it; retry until the input lands.
+    let received: TerminalFrame[] = [];
+    for (let attempt = 0; attempt < 20; attempt++) {
+      viewer.send({ type: 'input', data: 'forty-two\n' });
+      received = await frames(viewer, (frame) => frame.type === 'exit' || frame.type === 'error');
+      if (received.at(-1)?.type === 'exit') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(outputOf(received)).toContain('got:forty-two');
+    viewer.close();
+  });
+
+  it('lines a program leaves unread never run as commands', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    await frames(viewer, (frame) => frame.type === 'status');
+    viewer.send({ type: 'execute', command: 'sleep 1' });
+    await frames(viewer, isStatus('busy'));
+    // `sleep` reads nothing: a whole line and an unfinished one stay in the terminal.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    viewer.send({ type: 'input', data: 'touch smuggled-line\n' });
+    viewer.send({ type: 'input', data: 'touch smuggled-partial; ' });
+    const duringSleep = await frames(viewer, (frame) => frame.type === 'exit');
+    expect(duringSleep.filter((frame) => frame.type === 'error')).toEqual([]);
+    viewer.send({ type: 'execute', command: 'ls' });
+    const listing = outputOf(await frames(viewer, (frame) => frame.type === 'exit'));
+    expect(listing).not.toContain('smuggled');
+    viewer.close();
+  });
+
+  it('resize sets the size the programs see', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    await frames(viewer, (frame) => frame.type === 'status');
+    viewer.send({ type: 'resize', cols: 123, rows: 45 });
+    viewer.send({ type: 'execute', command: 'stty size' });
+    expect(outputOf(await frames(viewer, (frame) => frame.type === 'exit'))).toContain('45 123');
+    viewer.send({ type: 'resize', cols: 0, rows: 45 });
+    expect((await frames(viewer, (frame) => frame.type === 'error')).at(-1)).toMatchObject({ code: 'INVALID_REQUEST' });
+    viewer.close();
+  });
+
+  it('a high-risk command asks for confirmation, a critical one is refused, nothing runs', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    await frames(viewer, (frame) => frame.type === 'status');
+    viewer.send({ type: 'execute', command: 'rm -r build' });
+    const held = (await frames(viewer, (frame) => frame.type === 'confirmation_required')).at(-1);
+    expect(held).toMatchObject({ type: 'confirmation_required', command: 'rm -r build', risk: 'high', commandId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    const pending = (await service.request('GET', '/api/security/pending')).body.pending as { id: string }[];
+    expect(pending.map((entry) => entry.id)).toContain(held?.commandId);
+    viewer.send({ type: 'execute', command: 'rm -rf /' });
+    expect((await frames(viewer, (frame) => frame.type === 'error')).at(-1)).toMatchObject({ code: 'SECURITY_VIOLATION' });
+    viewer.close();
+  });
+
+  it('the shell’s own end is status exited', async () => {
+    const id = (await service.request('POST', '/api/terminals', { json: {} })).body.terminalId as string;
+    const viewer = await open(terminalUrl(id));
+    await frames(viewer, (frame) => frame.type === 'status');
+    viewer.send({ type: 'execute', command: 'exit' });
+    expect((await frames(viewer, isStatus('exited'))).at(-1)).toEqual({ type: 'status', status: 'exited' });
+    viewer.close();
+  });
+
+  it('an unknown terminal is 404 at the upgrade', async () => {
+    expect(await connect(terminalUrl('3f8a1c52-6a34-4e0f-9d7e-2c1b5a4f8e90'))).toMatchObject({ ok: false, status: 404 });
+  });
+});
+
+describe('the terminal WebSocket with system commands off', () => {
+  it('is refused with 403 SECURITY_VIOLATION at the upgrade', async () => {
+    await using service = await startTestService('sqlite');
+    const refused = await connect(wsUrl(service.url, '/api/terminals/3f8a1c52-6a34-4e0f-9d7e-2c1b5a4f8e90/ws'));
+    expect(refused).toMatchObject({ ok: false, status: 403, body: { error: { code: 'SECURITY_VIOLATION' } } });
+  });
+});
