@@ -53,7 +53,10 @@ export function createApp(deps: AppDeps): Express {
     '/trpc',
     createExpressMiddleware({
       router: appRouter,
-      createContext: ({ req, res }) => createRequestContext(deps, req, res),
+      createContext: ({ req, res, info }) => {
+        const connectionToken = info.connectionParams?.token;
+        return createRequestContext(deps, req, res, connectionToken ? { connectionToken } : {});
+      },
       maxBodySize: config.BODY_LIMIT,
       // The REST bridge sends an AppError's headers (WWW-Authenticate on a 401, Retry-After on a
       // 503 or 429); typed clients get them too.

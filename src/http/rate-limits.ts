@@ -101,7 +101,12 @@ export function createRateLimits(config: Config, logger: Logger, redis: RedisCon
  */
 export function limitByRoute(limits: RateLimits, routes: readonly Route[], procedureGroups: ReadonlyMap<string, RateGroup>): RequestHandler {
   return function limitRequests(req: Request, res: Response, next: NextFunction): void {
-    const chain = groupsOf(req, routes, procedureGroups).map((group) => limits.limiterFor(group));
+    const groups = groupsOf(req, routes, procedureGroups);
+    // Each group's first call sets the headers through its limiter; further calls of a /trpc
+    // batch in the same group count too, so a batch is not a way around a limit.
+    const chain: RequestHandler[] = groups.map((group, index) =>
+      groups.indexOf(group) === index ? limits.limiterFor(group) : countAgain(limits, group),
+    );
     const run = (index: number): void => {
       const limiter = chain[index];
       if (!limiter) {
@@ -117,15 +122,35 @@ export function limitByRoute(limits: RateLimits, routes: readonly Route[], proce
   };
 }
 
+function countAgain(limits: RateLimits, group: LimitedGroup): RequestHandler {
+  return (req, res, next) => {
+    void limits.hit(group, req.ip ?? '').then((refusal) => {
+      if (refusal) sendError(res, refusal);
+      else next();
+    }, next);
+  };
+}
+
+/**
+ * The groups a request counts in. Paths are matched as the routers match them: the /api and
+ * /trpc prefixes without regard to case (Express's default), and for /trpc the procedure names
+ * as tRPC reads them, from the last path segment, percent-decoded, comma-separated.
+ */
 function groupsOf(req: Request, routes: readonly Route[], procedureGroups: ReadonlyMap<string, RateGroup>): LimitedGroup[] {
   const path = req.path;
-  if (path.startsWith('/trpc/')) {
-    const called = path.slice('/trpc/'.length).split(',');
-    const groups = new Set(called.map((procedure) => procedureGroups.get(procedure) ?? 'general'));
-    return [...groups].filter((group): group is LimitedGroup => group !== 'none');
+  const lower = path.toLowerCase();
+  if (lower === '/trpc' || lower.startsWith('/trpc/')) {
+    let names: string[];
+    try {
+      names = decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)).split(',');
+    } catch {
+      names = [];
+    }
+    const groups = names.map((name) => procedureGroups.get(name) ?? 'general');
+    return groups.filter((group): group is LimitedGroup => group !== 'none');
   }
-  if (path !== '/api' && !path.startsWith('/api/')) return [];
-  if (unlimitedPaths.test(path)) return [];
+  if (lower !== '/api' && !lower.startsWith('/api/')) return [];
+  if (unlimitedPaths.test(lower)) return [];
   const group = matchRoute(routes, req.method, path)?.route.meta.rateGroup ?? 'general';
   return group === 'none' ? [] : [group];
 }

@@ -16,9 +16,12 @@ return { hits, ttl }
 
 /**
  * express-rate-limit counters in Redis (CONTRACT §9: shared between instances). A failing command
- * throws; the limiter lets the request through (`passOnStoreError`) rather than refuse everyone
- * while Redis is down.
+ * throws, as does one unanswered for 500 ms; the limiter then lets the request through
+ * (`passOnStoreError`) rather than refuse everyone while Redis is down or stalled.
  */
+/** A Redis that accepts connections but stalls must not hold requests: past this the request passes. */
+const commandTimeoutMs = 500;
+
 export class RedisRateLimitStore implements Store {
   readonly localKeys = false;
   private windowMs = 60_000;
@@ -33,7 +36,7 @@ export class RedisRateLimitStore implements Store {
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
-    const reply = await this.client.sendCommand(['EVAL', incrementScript, '1', this.prefix + key, String(this.windowMs)]);
+    const reply = await this.send(['EVAL', incrementScript, '1', this.prefix + key, String(this.windowMs)]);
     const [hits, ttl] = Array.isArray(reply) ? reply.map(Number) : [];
     if (hits === undefined || ttl === undefined || !Number.isFinite(hits) || !Number.isFinite(ttl)) {
       throw new TypeError('unexpected reply from Redis to the rate-limit script');
@@ -42,10 +45,24 @@ export class RedisRateLimitStore implements Store {
   }
 
   async decrement(key: string): Promise<void> {
-    await this.client.sendCommand(['DECR', this.prefix + key]);
+    await this.send(['DECR', this.prefix + key]);
   }
 
   async resetKey(key: string): Promise<void> {
-    await this.client.sendCommand(['DEL', this.prefix + key]);
+    await this.send(['DEL', this.prefix + key]);
+  }
+
+  private async send(command: string[]): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error(`Redis did not answer within ${commandTimeoutMs} ms`));
+      }, commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([this.client.sendCommand(command), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -1,8 +1,20 @@
 import { initTRPC } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import superjson from 'superjson';
 import type { Context } from './context.js';
 import { appErrorFrom } from './error-mapping.js';
 import type { ProcedureMeta } from './meta.js';
+
+const rpcCodeForStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  413: 'PAYLOAD_TOO_LARGE',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+};
 
 // initTRPC once: this module exports the router factory, the caller factory and the root
 // procedure builder. Guards and the procedures that use them live beside it.
@@ -11,14 +23,21 @@ const t = initTRPC
   .meta<ProcedureMeta>()
   .create({
     transformer: superjson,
+    // Subscriptions over SSE (/trpc): a comment now and then keeps proxies from closing a quiet
+    // stream, like the REST SSE replies' `: ping` (CONTRACT §6).
+    sse: { ping: { enabled: true, intervalMs: 15_000 } },
     // Typed RPC clients get the contract's code, status and details; never a stack trace.
     errorFormatter({ shape, error }) {
       const appError = appErrorFrom(error);
       const { stack: _stack, ...data } = shape.data;
+      const rpcKey = rpcCodeForStatus[appError.status] ?? 'INTERNAL_SERVER_ERROR';
       return {
         ...shape,
+        // The JSON-RPC code follows the contract's status: tRPC's clients decide on it whether to
+        // retry (a subscription refused with 404 or 401 must not reconnect for ever).
+        code: TRPC_ERROR_CODES_BY_KEY[rpcKey],
         message: appError.message,
-        data: { ...data, httpStatus: appError.status, appCode: appError.toEnvelope().error.code, details: appError.details },
+        data: { ...data, code: rpcKey, httpStatus: appError.status, appCode: appError.toEnvelope().error.code, details: appError.details },
       };
     },
   });

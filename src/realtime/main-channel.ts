@@ -6,12 +6,10 @@ import { createContextInner, type AppDeps } from '../procedures/context.js';
 import { appErrorFrom } from '../procedures/error-mapping.js';
 import { createCallerFactory } from '../procedures/trpc.js';
 import { appRouter } from '../routers/app-router.js';
-import { closeCodes, frameTypeOf, sendErrorFrame, sendFrame } from './socket-frames.js';
+import { frameTypeOf, sendErrorFrame, sendFrame } from './socket-frames.js';
+import { TokenExpiry } from './token-expiry.js';
 
 const createCaller = createCallerFactory(appRouter);
-
-/** The longest a timer may be set for in Node (about 24.8 days). */
-const maxTimerMs = 2 ** 31 - 1;
 
 export interface SocketSession {
   user: User;
@@ -29,14 +27,15 @@ export interface SocketSession {
 export class MainChannel {
   private readonly streamsByRequest = new Map<string, string>();
   private readonly gone = new AbortController();
-  private expiryTimer: NodeJS.Timeout | undefined;
+  private readonly token: TokenExpiry;
 
   constructor(
     private readonly socket: WebSocket,
-    private session: SocketSession,
+    private readonly session: SocketSession,
     private readonly deps: AppDeps,
     private readonly markdown: boolean,
   ) {
+    this.token = new TokenExpiry(socket, session.user);
     socket.on('message', (raw, isBinary) => {
       void this.onFrame(raw, isBinary);
     });
@@ -46,26 +45,12 @@ export class MainChannel {
     });
     socket.on('close', () => {
       this.gone.abort();
-      clearTimeout(this.expiryTimer);
       unsubscribe();
     });
-    this.watchExpiry();
   }
 
   get userId(): string {
-    return this.session.user.id;
-  }
-
-  private watchExpiry(): void {
-    clearTimeout(this.expiryTimer);
-    const expiresAt = this.session.user.tokenExpiresAt;
-    if (expiresAt === undefined) return;
-    this.expiryTimer = setTimeout(
-      () => {
-        this.socket.close(closeCodes.tokenExpired, 'Token expired');
-      },
-      Math.min(Math.max(0, expiresAt - Date.now()), maxTimerMs),
-    );
+    return this.token.current.id;
   }
 
   private async onFrame(raw: RawData, isBinary: boolean): Promise<void> {
@@ -77,7 +62,7 @@ export class MainChannel {
     const { requestId, data } = frame;
     try {
       if (data.action === 'abort') await this.abort(data);
-      else if (data.action === 'auth') await this.renew(data);
+      else if (data.action === 'auth') await this.token.renew(this.deps.auth, data.token, this.session.ip);
       else if (data.action !== undefined) throw AppError.invalid('Unknown action: use abort, auth, or none to chat');
       else await this.chat(requestId, data);
     } catch (error) {
@@ -86,7 +71,7 @@ export class MainChannel {
   }
 
   private caller() {
-    const user = this.session.user;
+    const user = this.token.current;
     return createCaller(createContextInner(this.deps, { requestId: newId(), ip: this.session.ip, identify: () => Promise.resolve(user) }));
   }
 
@@ -114,14 +99,6 @@ export class MainChannel {
     const streamId = target === undefined ? undefined : this.streamsByRequest.get(target);
     if (!streamId) throw AppError.notFound('Generation');
     await this.caller().streams.abort({ streamId });
-  }
-
-  private async renew(data: Record<string, unknown>): Promise<void> {
-    if (typeof data.token !== 'string' || data.token === '') throw AppError.invalid('`token` is required to renew');
-    const user = await this.deps.auth.identify(data.token, this.session.ip);
-    if (user.id !== this.userId) throw new AppError('UNAUTHORIZED', 'The token belongs to another user');
-    this.session = { ...this.session, user };
-    this.watchExpiry();
   }
 }
 

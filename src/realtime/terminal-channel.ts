@@ -8,6 +8,7 @@ import { appErrorFrom } from '../procedures/error-mapping.js';
 import { createCallerFactory } from '../procedures/trpc.js';
 import { appRouter } from '../routers/app-router.js';
 import { maxBufferedBytes } from './socket-frames.js';
+import { TokenExpiry } from './token-expiry.js';
 
 const createCaller = createCallerFactory(appRouter);
 
@@ -30,10 +31,12 @@ export async function terminalForSocket(deps: AppDeps, user: User, ip: string, t
  * On connect the recent raw output and the status are sent. `execute` goes through the same
  * command pipeline as REST (analysis, hold, audit, sandbox): `status: busy`, the output, `exit`
  * with that command's code, `status: running`; a held command is `confirmation_required`.
- * `input` reaches only a program in the foreground; `resize` sets the PTY's size.
+ * `input` is refused for now (see onFrame); `resize` sets the PTY's size; `auth` renews the token,
+ * without which the socket closes with 4401 when it expires.
  */
 export class TerminalChannel {
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly token: TokenExpiry;
 
   constructor(
     private readonly socket: WebSocket,
@@ -41,6 +44,7 @@ export class TerminalChannel {
     private readonly session: { user: User; ip: string },
     private readonly deps: AppDeps,
   ) {
+    this.token = new TokenExpiry(socket, session.user);
     const recent = terminal.recentOutput();
     if (recent !== '') this.send({ type: 'output', data: recent });
     this.send({ type: 'status', status: terminal.status });
@@ -82,12 +86,15 @@ export class TerminalChannel {
           await this.execute(frame.command);
           break;
         case 'input':
-          if (!this.terminal.writeInput(frame.data)) {
-            throw AppError.invalid('No program is running in the foreground: send commands with `execute`', { reason: 'no_program' });
-          }
-          break;
+          // Not yet: keystrokes a program leaves unread, or typed into an interpreter the program
+          // starts, would reach bash as commands past the risk analysis and the audit log. It
+          // needs a drain that cannot race the program's exit; until then it is refused.
+          throw AppError.invalid('Input to running programs is not available yet; send commands with `execute`', { reason: 'input_unavailable' });
         case 'resize':
           this.terminal.resize(frame.cols, frame.rows);
+          break;
+        case 'auth':
+          await this.token.renew(this.deps.auth, frame.token, this.session.ip);
           break;
       }
     } catch (error) {
@@ -99,7 +106,7 @@ export class TerminalChannel {
   private async execute(command: string): Promise<void> {
     const limited = await this.deps.rateLimits?.hit('terminal', this.session.ip);
     if (limited) throw limited;
-    const user = this.session.user;
+    const user = this.token.current;
     const caller = createCaller(createContextInner(this.deps, { requestId: newId(), ip: this.session.ip, identify: () => Promise.resolve(user) }));
     const reply = await caller.terminals.execute({ terminalId: this.terminal.id, command, waitForCompletion: false });
     if (reply.status === 'pending_confirmation' && reply.commandId) {
@@ -108,7 +115,11 @@ export class TerminalChannel {
   }
 }
 
-type ClientTerminalFrame = { type: 'execute'; command: string } | { type: 'input'; data: string } | { type: 'resize'; cols: number; rows: number };
+type ClientTerminalFrame =
+  | { type: 'execute'; command: string }
+  | { type: 'input'; data: string }
+  | { type: 'resize'; cols: number; rows: number }
+  | { type: 'auth'; token: string };
 
 function parseTerminalFrame(raw: RawData, isBinary: boolean): ClientTerminalFrame {
   if (isBinary) throw AppError.invalid('Frames are JSON text');
@@ -118,10 +129,11 @@ function parseTerminalFrame(raw: RawData, isBinary: boolean): ClientTerminalFram
   } catch {
     throw AppError.invalid('A frame must be JSON');
   }
-  const { type, command, data, cols, rows } = (typeof frame === 'object' && frame !== null ? frame : {}) as Record<string, unknown>;
+  const { type, command, data, cols, rows, token } = (typeof frame === 'object' && frame !== null ? frame : {}) as Record<string, unknown>;
+  if (type === 'auth' && typeof token === 'string') return { type, token };
   if (type === 'execute' && typeof command === 'string' && command.trim() !== '') return { type, command };
   if (type === 'input' && typeof data === 'string' && data.length <= 64 * 1024) return { type, data };
   const size = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 1000;
   if (type === 'resize' && size(cols) && size(rows)) return { type, cols: cols as number, rows: rows as number };
-  throw AppError.invalid('Expected {type:"execute", command}, {type:"input", data} or {type:"resize", cols, rows} (1–1000)');
+  throw AppError.invalid('Expected {type:"execute", command}, {type:"input", data}, {type:"resize", cols, rows} (1–1000) or {type:"auth", token}');
 }

@@ -21,13 +21,17 @@ function channelFor(pathname: string): Channel | null {
   if (pathname === '/ws') return { kind: 'main', markdown: false };
   if (pathname === '/ws/markdown-stream') return { kind: 'main', markdown: true };
   const terminalId = terminalPath.exec(pathname)?.[1];
-  if (terminalId !== undefined) return { kind: 'terminal', terminalId: decodeURIComponent(terminalId) };
-  return null;
+  if (terminalId === undefined) return null;
+  try {
+    return { kind: 'terminal', terminalId: decodeURIComponent(terminalId) };
+  } catch {
+    return null; // malformed percent-encoding: no such terminal
+  }
 }
 
 /**
  * The WebSocket upgrades (CONTRACT §8) on the HTTP server, checked in the contract's order (§2):
- * path (404) → Host (403) → not from inside a terminal (403) → Origin (403) → token (401, or 503
+ * path (404) → Host (403) → not from inside a terminal (403) → Origin (403) → rate limit (429) → token (401, or 503
  * while the identity provider is unreachable), the token from the Authorization header or the
  * `access_token` query. A refused upgrade is an HTTP reply in the error envelope. Open sockets
  * are pinged every WS_PING_INTERVAL_MS and dropped when a ping goes unanswered.
@@ -56,6 +60,12 @@ export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: 
       return;
     }
     const ip = clientIp(req);
+    // The upgrade itself counts like a request of its channel (CONTRACT §2: rate limit before token).
+    const limited = await deps.rateLimits?.hit(channel.kind === 'terminal' ? 'terminal' : 'general', ip);
+    if (limited) {
+      refuse(socket, limited);
+      return;
+    }
     let user: User;
     try {
       user = await deps.auth.identify(upgradeToken(req, url), ip);

@@ -2,6 +2,7 @@ import { providerMessageProcedure, providerStreamProcedure } from '../procedures
 import { sendMessageProcedure } from '../procedures/chat/send-message.js';
 import { streamMarkdownProcedure, streamMessageProcedure } from '../procedures/chat/stream-message.js';
 import { unifiedMessageProcedure, unifiedStreamProcedure } from '../procedures/chat/unified-chat.js';
+import { followStreamProcedure } from '../procedures/streams/follow-stream.js';
 import { abortStreamProcedure } from '../procedures/streams/abort-stream.js';
 import { getStreamProcedure } from '../procedures/streams/get-stream.js';
 import { router } from '../procedures/trpc.js';
@@ -25,4 +26,5 @@ export const chatRouter = router({
 export const streamsRouter = router({
   get: getStreamProcedure,
   abort: abortStreamProcedure,
+  follow: followStreamProcedure,
 });

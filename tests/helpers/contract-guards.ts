@@ -29,6 +29,7 @@ export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; f
   'chat.ollamaStream': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
   'streams.get': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
   'streams.abort': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
+  'streams.follow': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
   'models.list': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
   'models.current': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
   'models.listOpenai': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },

@@ -8,7 +8,7 @@ import { expectedGuards } from '../helpers/contract-guards.js';
 import { describeOnDatabases } from '../helpers/databases.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
-const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
+const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta; type: string } }>;
 
 describe('guard declarations', () => {
   it('every procedure of the router declares the guard, rate group and feature flag the contract gives it', () => {
@@ -25,9 +25,10 @@ describe('guard declarations', () => {
     expect(declared).toEqual(expectedGuards);
   });
 
-  it('every procedure is exposed as a REST operation', () => {
+  it('every query and mutation is exposed as a REST operation; subscriptions live at /trpc only', () => {
     for (const [path, procedure] of Object.entries(procedures)) {
-      expect(procedure._def.meta?.openapi?.path, path).toMatch(/^\/api\//);
+      if (procedure._def.type === 'subscription') expect(procedure._def.meta?.openapi, path).toBeUndefined();
+      else expect(procedure._def.meta?.openapi?.path, path).toMatch(/^\/api\//);
     }
   });
 });

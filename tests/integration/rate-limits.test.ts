@@ -80,6 +80,18 @@ describe('rate limits in one instance', () => {
     expect((await service.request('GET', `/trpc/system.status?input=${input}`)).headers.get('x-ratelimit-limit')).toBeNull();
   });
 
+  it('spellings the routers accept count the same: other letter case, encoded or prefixed /trpc names, batches', async () => {
+    await using fresh = await startTestService('sqlite', limits);
+    expect((await fresh.request('POST', '/API/models/download', { json: {} })).headers.get('x-ratelimit-limit')).toBe('2');
+    expect((await fresh.request('POST', '/api/model/switch', { json: {} })).status).toBe(400);
+    expect((await fresh.request('POST', '/api/model/switch', { json: {} })).status).toBe(429);
+
+    const batch = await fresh.request('POST', '/trpc/chat.send,chat.send?batch=1', { json: { 0: { json: {} }, 1: { json: {} } } });
+    expect(batch.headers.get('x-ratelimit-remaining')).toBe('2');
+    expect((await fresh.request('POST', '/trpc/anything/chat%2Esend', { json: { json: {} } })).headers.get('x-ratelimit-limit')).toBe('3');
+    expect((await fresh.request('POST', '/trpc/chat.send', { json: { json: {} } })).status).toBe(429);
+  });
+
   it('counts per client address: with TRUST_PROXY it is X-Forwarded-For, without it the header is ignored', async () => {
     await using trusting = await startTestService('sqlite', { ...limits, TRUST_PROXY: 'loopback' });
     await using untrusting = await startTestService('sqlite', { ...limits });

@@ -3,10 +3,13 @@ import { makeFolder, type Folder } from '../helpers/fixture-folders.js';
 import { sandboxAvailable } from '../helpers/sandbox.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 import { connect, open, wsUrl, type TestSocket } from '../helpers/ws-client.js';
+import { requestAs, startAuthService } from '../helpers/auth-service.js';
+import { startIdentityProvider } from '../helpers/identity-provider.js';
 
 // `/api/terminals/:terminalId/ws` (CONTRACT §8) on a real sandboxed PTY: execute through the
-// command pipeline, the frame sequence of one command, input only to a foreground program,
-// resize, replay on connect, several viewers, confirmation, refusal, and the shell's own end.
+// command pipeline, the frame sequence of one command, input refused (not available yet), resize,
+// replay on connect, several viewers, confirmation, refusal, the shell's own end, ownership and
+// token expiry.
 
 type TerminalFrame = { type: string; [key: string]: unknown };
 
@@ -57,40 +60,18 @@ describe.runIf(sandboxAvailable)('the terminal WebSocket', () => {
     late.close();
   });
 
-  it('input reaches a program in the foreground, and is refused at the shell prompt', async () => {
+  it('input is refused for now, at the prompt and while a program runs, and nothing reaches bash', async () => {
     const viewer = await open(terminalUrl(terminalId));
     await frames(viewer, (frame) => frame.type === 'status');
-    viewer.send({ type: 'input', data: 'echo sneaky\n' });
+    viewer.send({ type: 'input', data: 'touch smuggled\n' });
     expect((await frames(viewer, (frame) => frame.type === 'error')).at(-1)).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });
-
-    viewer.send({ type: 'execute', command: "head -n 1 | sed 's/^/got:/'" });
+    viewer.send({ type: 'execute', command: 'sleep 0.5' });
     await frames(viewer, isStatus('busy'));
-    // The program is in the foreground once bash has started it; retry until the input lands.
-    let received: TerminalFrame[] = [];
-    for (let attempt = 0; attempt < 20; attempt++) {
-      viewer.send({ type: 'input', data: 'forty-two\n' });
-      received = await frames(viewer, (frame) => frame.type === 'exit' || frame.type === 'error');
-      if (received.at(-1)?.type === 'exit') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(outputOf(received)).toContain('got:forty-two');
-    viewer.close();
-  });
-
-  it('lines a program leaves unread never run as commands', async () => {
-    const viewer = await open(terminalUrl(terminalId));
-    await frames(viewer, (frame) => frame.type === 'status');
-    viewer.send({ type: 'execute', command: 'sleep 1' });
-    await frames(viewer, isStatus('busy'));
-    // `sleep` reads nothing: a whole line and an unfinished one stay in the terminal.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    viewer.send({ type: 'input', data: 'touch smuggled-line\n' });
-    viewer.send({ type: 'input', data: 'touch smuggled-partial; ' });
-    const duringSleep = await frames(viewer, (frame) => frame.type === 'exit');
-    expect(duringSleep.filter((frame) => frame.type === 'error')).toEqual([]);
+    viewer.send({ type: 'input', data: 'touch smuggled\n' });
+    expect((await frames(viewer, (frame) => frame.type === 'error')).at(-1)).toMatchObject({ code: 'INVALID_REQUEST' });
+    await frames(viewer, (frame) => frame.type === 'exit');
     viewer.send({ type: 'execute', command: 'ls' });
-    const listing = outputOf(await frames(viewer, (frame) => frame.type === 'exit'));
-    expect(listing).not.toContain('smuggled');
+    expect(outputOf(await frames(viewer, (frame) => frame.type === 'exit'))).not.toContain('smuggled');
     viewer.close();
   });
 
@@ -129,6 +110,27 @@ describe.runIf(sandboxAvailable)('the terminal WebSocket', () => {
 
   it('an unknown terminal is 404 at the upgrade', async () => {
     expect(await connect(terminalUrl('3f8a1c52-6a34-4e0f-9d7e-2c1b5a4f8e90'))).toMatchObject({ ok: false, status: 404 });
+  });
+});
+
+describe.runIf(sandboxAvailable)('the terminal WebSocket with authentication', () => {
+  it('belongs to the terminal owner (404 for anyone else) and closes with 4401 when the token expires', async () => {
+    await using idp = await startIdentityProvider();
+    using folder = makeFolder();
+    await using service = await startAuthService('sqlite', idp, { ENABLE_SYSTEM_COMMANDS: 'true' });
+    const dev = (sub: string, exp = Math.floor(Date.now() / 1000) + 300) => idp.sign({ sub, exp, realm_access: { roles: ['Dev'] } });
+    const owner = await dev('terminal-owner');
+    await requestAs(service, owner, 'POST', '/api/workspaces/add', { json: { name: 'auth-terminal', path: folder.path } });
+    const id = (await requestAs(service, owner, 'POST', '/api/terminals', { json: {} })).body.terminalId as string;
+    const url = wsUrl(service.url, `/api/terminals/${id}/ws`);
+    expect(await connect(`${url}?access_token=${await dev('intruder')}`)).toMatchObject({ ok: false, status: 404 });
+    const shortLived = await open(`${url}?access_token=${await dev('terminal-owner', Math.floor(Date.now() / 1000) + 2)}`);
+    expect((await shortLived.closed).code).toBe(4401);
+    const renewed = await open(`${url}?access_token=${await dev('terminal-owner', Math.floor(Date.now() / 1000) + 2)}`);
+    renewed.send({ type: 'auth', token: owner });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(renewed.socket.readyState).toBe(renewed.socket.OPEN);
+    renewed.close();
   });
 });
 

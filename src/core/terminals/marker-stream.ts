@@ -11,19 +11,13 @@ export type Marker = { kind: 'started' } | { kind: 'prompt'; exitCode: number };
  * The shell settings for the markers: PROMPT_COMMAND prints the prompt marker with `$?`, to
  * /dev/tty so that `exec >/dev/null` cannot hide it, and it and the prompts are read-only so a
  * command cannot switch them off. The start marker is printed by each command line itself.
- *
- * Before the marker, PROMPT_COMMAND reads away whole lines still waiting in the terminal: input
- * sent to a program (the terminal WebSocket's `input`) that the program did not read would
- * otherwise be read by bash as a command, past the risk analysis and the audit log. Our own next
- * command is only written after the marker, so it is never among them.
  */
 export function markerSettings(nonce: string): string[] {
-  const drain = 'while read -r -t 0 __assistant_line </dev/tty 2>/dev/null; do read -r __assistant_line </dev/tty; done';
   return [
     "PS0=''",
     "PS1=''",
     "PS2=''",
-    `PROMPT_COMMAND='__assistant_status=$?; ${drain}; printf "\\e]6973;D;${nonce};%s\\a" "$__assistant_status" >/dev/tty'`,
+    `PROMPT_COMMAND='printf "\\e]6973;D;${nonce};%s\\a" "$?" >/dev/tty'`,
     'readonly PS0 PS1 PS2 PROMPT_COMMAND',
   ];
 }

@@ -28,15 +28,8 @@ export function ansiCQuoted(text: string): string {
  */
 export function commandInput(command: string, startMarker: string, delimiterNonce: string): string {
   const direct = `${startMarker}; eval ${ansiCQuoted(command)}\n`;
-  if (direct.length <= MAX_DIRECT_LINE) return LINE_KILL + direct;
+  if (direct.length <= MAX_DIRECT_LINE) return direct;
   const encoded = Buffer.from(command, 'utf8').toString('base64').match(/.{1,76}/g) ?? [];
   const delimiter = `ASSISTANT_${delimiterNonce}`;
-  return `${LINE_KILL}${startMarker}; eval "$(base64 -d <<'${delimiter}'\n${encoded.join('\n')}\n${delimiter}\n)"\n`;
+  return `${startMarker}; eval "$(base64 -d <<'${delimiter}'\n${encoded.join('\n')}\n${delimiter}\n)"\n`;
 }
-
-/**
- * Ctrl-U, the terminal's line-kill character: it erases an unfinished line that input to an
- * earlier program left in the terminal, so such text can never become the start of our command
- * line. (Finished lines left over are drained at the prompt: see markerSettings.)
- */
-const LINE_KILL = '\x15';

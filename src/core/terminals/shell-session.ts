@@ -195,19 +195,6 @@ export class ShellSession {
   }
 
   /**
-   * Keystrokes for the command running in the terminal (answering a prompt, driving an editor);
-   * false at the shell's own prompt, where text would bypass the command pipeline.
-   */
-  writeInput(data: string): boolean {
-    // Only while a program of one of our commands holds the foreground: bash itself is then
-    // waiting for it, not reading lines. Text the program leaves unread is cleared before bash
-    // reads its next line (see markerSettings and commandInput).
-    if (!this.writable || this.phase !== 'running' || !this.foregroundProgram()) return false;
-    this.terminal.write(data);
-    return true;
-  }
-
-  /**
    * Ends the shell and everything it started. Every job shares the PTY's session (job control
    * only gives each its own process group); under bubblewrap, ending the outer process also
    * ends the PID namespace and so anything that left the session.

@@ -168,13 +168,6 @@ export class TerminalSession {
     this.shell.resize(cols, rows);
   }
 
-  /** Input for the program in the foreground; false when the shell itself would read it. */
-  writeInput(data: string): boolean {
-    const written = this.shell.writeInput(data);
-    if (written) this.touch();
-    return written;
-  }
-
   /** Told when the status changes: `busy` as a command is sent, back after it, `exited` at the end. */
   onStatus(listener: (status: TerminalStatus) => void): () => void {
     this.statusListeners.add(listener);
