@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { benchQuestion, completionsBody, exchange, expectedAnswer, serviceBody, type ChatTarget } from './chat-exchange.js';
 import { startFakeUpstream, startPortkey, startService, type Started } from './chat-processes.js';
 import { printHotSpots } from './chat-profile.js';
+import { percentile } from './http-load.js';
 
 const WARM_UP_SECONDS = 2;
 const MEASURE_SECONDS = 6;
@@ -39,10 +40,6 @@ interface Measured {
   p50: number;
   p99: number;
   cpuMsPerExchange: number;
-}
-
-function percentile(sorted: number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
 }
 
 /** User plus system CPU time of a process so far, in ms (/proc/<pid>/stat counts clock ticks of 10 ms). */

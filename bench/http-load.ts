@@ -9,7 +9,8 @@ export interface LoadResult {
   p99: number;
 }
 
-function percentile(sorted: number[], fraction: number): number {
+/** The value at `fraction` of a sorted list (0.5 = median). */
+export function percentile(sorted: number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
 }
 
