@@ -51,8 +51,12 @@ async function waitUntilServing(child: ChildProcess, url: string, what: string):
   throw new Error(`${what} did not answer ${url} within 20 s`);
 }
 
-export async function startFakeUpstream(): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/chat-fake-upstream.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** `chunks`: how many text chunks each answer has (20 by default). */
+export async function startFakeUpstream(chunks?: number): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/chat-fake-upstream.ts'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...(chunks ? { FAKE_CHUNKS: String(chunks) } : {}) },
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => {
       reject(new Error(`the fake upstream exited with ${code}`));

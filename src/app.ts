@@ -17,10 +17,15 @@ import { confineGitCalls } from './core/workspaces/git-client.js';
 import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
 import { StreamRegistry } from './core/streams/stream-registry.js';
+import type { StreamJob } from './core/streams/stream-job.js';
 import { createAuthenticator } from './core/auth/authenticator.js';
 import { connectRedis } from './core/redis/redis-connection.js';
 import { UserEvents } from './core/events/user-events.js';
 import { createRateLimits } from './http/rate-limits.js';
+import { createCluster } from './core/cluster/cluster.js';
+import { newId } from './core/ids.js';
+import { publishTerminalHomes } from './core/cluster/terminal-homes.js';
+import { answerCarriedCalls } from './realtime/carried-calls.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -36,10 +41,18 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   if (migration.modified.length > 0) {
     logger.warn({ modified: migration.modified }, 'applied migrations were edited after they ran');
   }
-  const database = await createDatabase(config.DATABASE_URL);
+  const instanceId = newId();
+  const database = await createDatabase(config.DATABASE_URL, instanceId);
   const store = { db: database.db, chat: database.chat, kind: database.kind };
   await ensureActiveModel(store, config);
-  const closed = await closeInterruptedAnswers(store);
+  // Redis may be down now: the service starts, and reconnects behind the scenes.
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
+  const cluster = redis ? createCluster(redis, instanceId, config.STREAM_RETENTION_MS, logger) : undefined;
+  // With other instances on the database, only a dead writer's answers may be closed; asking
+  // Redis needs it connected, so start-up waits a moment for that (the periodic job does the rest).
+  const writerAlive = cluster ? (writer: string) => cluster.calls.listening(writer) : undefined;
+  if (redis) await redis.waitUntilReady(2000);
+  const closed = await closeInterruptedAnswers(store, instanceId, writerAlive);
   if (closed > 0) logger.warn({ closed }, 'closed answers interrupted by an earlier crash');
 
   const sandbox = await detectSandbox(config);
@@ -48,10 +61,14 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   }
   const { directory: hiddenDirectory, file: hiddenFile } = serviceFiles(config);
   confineGitCalls({ confined: sandbox.mode === 'bwrap', hiddenDirectory, hiddenFile });
-  const events = new UserEvents();
-  const terminals = createTerminalManager(store, config, logger, events);
+  const events = new UserEvents(instanceId);
+  const terminalHomes = cluster ? publishTerminalHomes(cluster.directory, () => terminals.all()) : undefined;
+  const terminals = createTerminalManager(store, config, logger, events, terminalHomes);
   const jobs = config.ENABLE_SCHEDULING
-    ? startPeriodicJobs(store, logger, { auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS })
+    ? startPeriodicJobs(store, logger, {
+        auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS,
+        ...(writerAlive ? { closeDeadWritersAnswers: () => closeInterruptedAnswers(store, instanceId, writerAlive) } : {}),
+      })
     : null;
 
   const modelDownloads = new ModelDownloads();
@@ -67,13 +84,20 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       const done = job.doneMetadata;
       if (done) events.publish(job.ownerId, { kind: 'conversation', action: 'answered', conversationId: done.conversationId, streamId: job.id });
     },
+    ...(cluster
+      ? {
+          // Copied to Redis as they run, so any instance can replay them.
+          onJobOpened: (job: StreamJob) => {
+            cluster.mirror.track(job);
+          },
+          remote: cluster.remoteStreams,
+        }
+      : {}),
   });
   const auth = createAuthenticator(config, store, logger);
   // The identity provider may be down now: the service starts anyway, and requests needing a
   // token answer 503 until it can be reached.
   auth.warmUp();
-  // Redis may be down now too: the service starts, and reconnects behind the scenes.
-  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
   const rateLimits = createRateLimits(config, logger, redis);
   const deps: AppDeps = {
     config,
@@ -88,7 +112,9 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     streams,
     startedAt,
     ...(redis ? { redis } : {}),
+    ...(cluster ? { cluster } : {}),
   };
+  await cluster?.start(answerCarriedCalls(deps), events);
   const app = createApp(deps);
   const running = await listen(app, config.PORT, config.HOST);
   const sockets = attachWebSockets(running.server, deps, clientIpResolver(app));
@@ -107,14 +133,23 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       sockets.close();
       await closeServer(running.server, config.SHUTDOWN_TIMEOUT_MS);
       await jobs?.stop();
+      terminalHomes?.stop();
+      await cluster?.close();
       await redis?.close();
       await database.close();
     })());
   return { ...running, deps, stop };
 }
 
-function createTerminalManager(store: Store, config: Config, logger: Logger, events: UserEvents): TerminalManager {
+function createTerminalManager(
+  store: Store,
+  config: Config,
+  logger: Logger,
+  events: UserEvents,
+  homes: ReturnType<typeof publishTerminalHomes> | undefined,
+): TerminalManager {
   return new TerminalManager({
+    ...(homes ? { onAdded: homes.added, onRemoved: homes.removed } : {}),
     onCommandEnd: (terminal, exitCode) => {
       events.publish(terminal.ownerId, { kind: 'command_done', terminalId: terminal.id, exitCode });
     },

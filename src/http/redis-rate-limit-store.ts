@@ -1,5 +1,6 @@
 import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
 import type { RedisClient } from '../core/redis/redis-connection.js';
+import { withTimeout } from '../core/redis/redis-timeout.js';
 
 // One fixed window per key: the first hit starts it with the window's expiry, later hits count
 // up. Sent as EVAL every time rather than a cached script's SHA: a script cache lost to a Redis
@@ -52,17 +53,7 @@ export class RedisRateLimitStore implements Store {
     await this.send(['DEL', this.prefix + key]);
   }
 
-  private async send(command: string[]): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        reject(new Error(`Redis did not answer within ${commandTimeoutMs} ms`));
-      }, commandTimeoutMs);
-    });
-    try {
-      return await Promise.race([this.client.sendCommand(command), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private send(command: string[]): Promise<unknown> {
+    return withTimeout(this.client.sendCommand(command), commandTimeoutMs);
   }
 }

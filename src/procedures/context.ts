@@ -1,5 +1,6 @@
 import type { Authenticator } from '../core/auth/authenticator.js';
 import type { User } from '../core/auth/permissions.js';
+import type { Cluster } from '../core/cluster/cluster.js';
 import type { RedisConnection } from '../core/redis/redis-connection.js';
 import type { UserEvents } from '../core/events/user-events.js';
 import type { RateLimits } from '../http/rate-limits.js';
@@ -18,6 +19,8 @@ export interface AppDeps {
   logger: Logger;
   /** The shared Redis of REDIS_URL (rate-limit counters), when configured. */
   redis?: RedisConnection;
+  /** With REDIS_URL: the other instances, and how to reach what they hold (CONTRACT §9b). */
+  cluster?: Cluster;
   /** CONTRACT §9's counters, null while RATE_LIMIT_ENABLED=false. */
   rateLimits: RateLimits | null;
   /** Live pushes to each user's sockets (CONTRACT §8's `context_update` frames). */
@@ -45,6 +48,8 @@ export interface RequestInfo {
    * never check a token. Memoised per request; rejects with the 401 or 503 to answer.
    */
   identify: () => Promise<User>;
+  /** Carried here by another instance: run here whatever happens (never carried further). */
+  carried?: boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
-import type { StreamJob } from '../core/streams/stream-job.js';
+import type { FollowableStream } from '../core/streams/stream-job.js';
 
 /**
  * Writes a job's events as Server-Sent Events (CONTRACT §6): `id: <streamId>:<seq>`, one
@@ -9,7 +9,7 @@ import type { StreamJob } from '../core/streams/stream-job.js';
  * stream in memory, and the job (which never waits for readers) keeps every event for a replay.
  * A reader that leaves stops only this writer, never the generation.
  */
-export async function writeSse(res: Response, job: StreamJob, after: number, pingIntervalMs: number): Promise<void> {
+export async function writeSse(res: Response, job: FollowableStream, after: number, pingIntervalMs: number): Promise<void> {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache');

@@ -23,7 +23,15 @@ type TerminalFrame =
 export async function terminalForSocket(deps: AppDeps, user: User, ip: string, terminalId: string): Promise<TerminalSession> {
   const caller = createCaller(createContextInner(deps, { requestId: newId(), ip, identify: () => Promise.resolve(user) }));
   await caller.terminals.get({ terminalId });
-  return deps.terminals.require(user.id, terminalId);
+  const session = deps.terminals.find(terminalId);
+  // The check above was carried to the instance that holds the terminal; its live I/O is not
+  // (yet): a socket must reach that instance, as a load balancer with sticky sessions does.
+  if (!session) {
+    throw new AppError('SERVICE_UNAVAILABLE', "This terminal lives on another instance; open its socket through that instance's address", {
+      details: { reason: 'terminal_elsewhere' },
+    });
+  }
+  return session;
 }
 
 /**

@@ -9,6 +9,7 @@ import { createRequestContext } from '../http/request-context.js';
 import { seqFromLastEventId, writeSse } from '../realtime/sse-writer.js';
 import { readJsonBody } from './read-body.js';
 import { matchRoute, type Route } from './route-table.js';
+import { procedureAtPath } from '../routers/procedure-at-path.js';
 
 /**
  * Stands in for a body that could not be used. Every REST input is a zod object, which rejects a
@@ -16,8 +17,6 @@ import { matchRoute, type Route } from './route-table.js';
  * would; the handler then reports the body's own problem instead of "expected object".
  */
 const UNREADABLE_BODY = Symbol('unreadable body');
-
-type Caller = Record<string, unknown>;
 
 /**
  * The REST bridge: the route table (from the procedures' OpenAPI meta) picks a procedure, which
@@ -58,14 +57,14 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
       if (sseGet && typeof input === 'object') {
         input = withLastEventId(input as Record<string, unknown>, req.get('last-event-id'));
       }
-      const procedure = resolveProcedure(createCaller(ctx), match.route.procedure);
+      const procedure = procedureAtPath(createCaller(ctx), match.route.procedure);
       const data: unknown = await procedure(input);
       for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
       if (match.route.meta.sse) {
         const { streamId, after } = data as { streamId: string; after: number };
         // The procedure's guard resolved the caller already; this reads the memoised result.
         const caller = await ctx.identify();
-        await writeSse(res, deps.streams.require(caller.id, streamId), after, deps.config.SSE_PING_INTERVAL_MS);
+        await writeSse(res, await deps.streams.locate(caller.id, streamId), after, deps.config.SSE_PING_INTERVAL_MS);
         return;
       }
       res.status(ctx.response.status ?? 200).json(data);
@@ -88,12 +87,6 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
 function withLastEventId(input: Record<string, unknown>, header: string | undefined): Record<string, unknown> {
   const seq = seqFromLastEventId(header);
   return seq === undefined ? input : { ...input, after: seq };
-}
-
-function resolveProcedure(caller: object, dottedPath: string): (input: unknown) => Promise<unknown> {
-  let target: unknown = caller;
-  for (const segment of dottedPath.split('.')) target = (target as Caller)[segment];
-  return target as (input: unknown) => Promise<unknown>;
 }
 
 /** Query parameters as an object: one value → string, repeated → array of strings. */

@@ -2,6 +2,7 @@ import { router } from '../procedures/trpc.js';
 import { auditRouter } from './audit.js';
 import { chatRouter, streamsRouter } from './chat.js';
 import { contextRouter } from './context.js';
+import { eventsRouter } from './events.js';
 import { conversationsRouter } from './conversations.js';
 import { modelsRouter } from './models.js';
 import { promptOrdersRouter } from './prompt-orders.js';
@@ -15,6 +16,7 @@ export const appRouter = router({
   system: systemRouter,
   chat: chatRouter,
   streams: streamsRouter,
+  events: eventsRouter,
   context: contextRouter,
   conversations: conversationsRouter,
   models: modelsRouter,

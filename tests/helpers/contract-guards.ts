@@ -30,6 +30,7 @@ export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; f
   'streams.get': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
   'streams.abort': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
   'streams.follow': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
+  'events.follow': { guard: { kind: 'authenticated' }, rateGroup: 'general' },
   'models.list': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
   'models.current': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
   'models.listOpenai': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },

@@ -6,6 +6,7 @@ import { PostgresChatStore } from '../../src/core/chat-store/postgres-chat-store
 import { createDatabase, sqliteFilePath, type Database } from '../../src/core/db/create-db.js';
 import { migrate } from '../../src/core/db/migrate.js';
 import { listConversations } from '../../src/core/conversations/list-conversations.js';
+import { closeInterruptedAnswers } from '../../src/core/conversations/close-interrupted-answers.js';
 import { newId } from '../../src/core/ids.js';
 import { createTestDatabase, describeOnDatabases, type TestDatabase } from '../helpers/databases.js';
 
@@ -23,7 +24,7 @@ describeOnDatabases('chat store', (kind) => {
   beforeEach(async () => {
     database = await createTestDatabase(kind);
     await migrate(database.url);
-    opened = await createDatabase(database.url);
+    opened = await createDatabase(database.url, 'instance-a');
     chat = opened.chat;
   });
 
@@ -59,7 +60,16 @@ describeOnDatabases('chat store', (kind) => {
     const messageId = await chat.openAnswer(id, target, { content: 'Wo', toolCalls: [] });
     expect(messageId).toEqual(expect.any(String));
     const growing = await opened.db.message.findUniqueOrThrow({ where: { id: messageId ?? '' } });
-    expect(growing).toMatchObject({ seq: 1, role: 'assistant', content: 'Wo', toolCalls: null, streaming: true, provider: 'openai', model: 'gpt-4o-mini' });
+    expect(growing).toMatchObject({
+      seq: 1,
+      role: 'assistant',
+      content: 'Wo',
+      toolCalls: null,
+      streaming: true,
+      writer: 'instance-a',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+    });
 
     const calls = [{ id: 'c1', name: 'list_files', params: { path: '.' }, result: { entries: [] } }];
     await chat.saveAnswer(messageId ?? '', { content: 'Partial', toolCalls: calls });
@@ -73,6 +83,34 @@ describeOnDatabases('chat store', (kind) => {
     // The import's own keys stay; the last answer's names replace older ones.
     expect(conversation.metadata).toEqual({ source: 'import', provider: 'openai', model: 'gpt-4o-mini' });
     expect(conversation).toMatchObject({ messageCount: 2, nextSeq: 2 });
+  });
+
+  it("closes the answers left streaming by dead writers, not a live instance's or its own", async () => {
+    const open = async (title: string) => {
+      const id = (await question(null, title))?.conversation.id ?? '';
+      return (await chat.openAnswer(id, target, { content: 'Half', toolCalls: [] })) ?? '';
+    };
+    const own = await open('own');
+    const [live, dead, legacy] = [await open('live'), await open('dead'), await open('legacy')];
+    await opened.db.message.update({ where: { id: live }, data: { writer: 'instance-b' } });
+    await opened.db.message.update({ where: { id: dead }, data: { writer: 'instance-c' } });
+    await opened.db.message.update({ where: { id: legacy }, data: { writer: null } });
+    const store = { db: opened.db, chat, kind };
+    // Redis cannot tell about instance-b this time: it is left for the next run.
+    const unsure = (writer: string) => (writer === 'instance-b' ? Promise.reject(new Error('redis down')) : Promise.resolve(false));
+    expect(await closeInterruptedAnswers(store, 'instance-a', unsure)).toBe(2);
+    const states = async () =>
+      Object.fromEntries(
+        (await opened.db.message.findMany({ where: { id: { in: [own, live, dead, legacy] } } })).map((row) => [
+          row.id === own ? 'own' : row.id === live ? 'live' : row.id === dead ? 'dead' : 'legacy',
+          `${String(row.streaming)} ${String(row.finishReason)} ${row.content}`,
+        ]),
+      );
+    expect(await states()).toEqual({ own: 'true null Half', live: 'true null Half', dead: 'false error Half', legacy: 'false error Half' });
+    expect(await closeInterruptedAnswers(store, 'instance-a', (writer) => Promise.resolve(writer === 'instance-b'))).toBe(0);
+    // Without other instances (no Redis), a fresh start closes everything left, even its own id's.
+    expect(await closeInterruptedAnswers(store, 'instance-d')).toBe(2);
+    expect(await states()).toMatchObject({ own: 'false error Half', live: 'false error Half' });
   });
 
   it('stores an answer that needed no row while it grew in one go, whole and closed', async () => {
@@ -164,7 +202,7 @@ describeOnDatabases('chat store', (kind) => {
       url.pathname = '/assistant_test_no_such_database';
       const pool = new pg.Pool({ connectionString: url.toString() });
       try {
-        await expect(new PostgresChatStore(pool).readSetup({ userId: 'ann' })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+        await expect(new PostgresChatStore(pool, 'instance-a').readSetup({ userId: 'ann' })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       } finally {
         await pool.end();
       }

@@ -1,29 +1,13 @@
-import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthService } from '../helpers/auth-service.js';
 import { closedOrigin } from '../helpers/closed-origin.js';
 import { postgresAvailable } from '../helpers/databases.js';
+import { freshRedisPrefix, redisAvailable, redisUrl } from '../helpers/redis.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
 // CONTRACT §9: per-IP counters per group, the three headers on every /api response but health and
 // documentation, 429 in the envelope with Retry-After, checked before authentication (§2); and
 // with REDIS_URL, counters shared by the instances (§9b).
-
-const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const redisAvailable = await (async () => {
-  const client = createClient({ url: redisUrl, socket: { connectTimeout: 1000, reconnectStrategy: false } });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    await client.close();
-    return true;
-  } catch {
-    if (process.env.CI === 'true') throw new Error(`Redis is required in CI: ${redisUrl} did not answer`);
-    console.warn(`Redis rate-limit tests skipped: ${redisUrl} did not answer (set TEST_REDIS_URL)`);
-    return false;
-  }
-})();
 
 const limits = { RATE_LIMIT_ENABLED: 'true', API_RATE_LIMIT: '5', RATE_LIMIT_MODELS: '2', RATE_LIMIT_CHAT: '3', RATE_LIMIT_WORKSPACE: '4', RATE_LIMIT_TERMINAL: '4' };
 
@@ -126,7 +110,7 @@ describe('rate limits in one instance', () => {
 
 describe.runIf(redisAvailable)('rate limits shared through Redis', () => {
   it.runIf(postgresAvailable)('two instances on one PostgreSQL database and one Redis split one limit', async () => {
-    const prefix = `assistant-test-${crypto.randomUUID()}:`;
+    const prefix = freshRedisPrefix();
     const env = { ...limits, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix };
     await using first = await startTestService('postgresql', env);
     await using second = await startTestService('postgresql', env, first.database);

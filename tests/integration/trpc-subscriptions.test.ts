@@ -81,6 +81,61 @@ describe('chat streams as tRPC subscriptions', () => {
   });
 });
 
+describe("the user's event feed as a tRPC subscription", () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('sqlite');
+  });
+  afterAll(async () => {
+    await service[Symbol.asyncDispose]();
+  });
+
+  /** Collects `count` feed events, each with its tracked id. */
+  function feed(client: ReturnType<typeof clientFor>, count: number, lastEventId?: string) {
+    const received: { id: string; data: Record<string, unknown> }[] = [];
+    let started!: () => void;
+    const ready = new Promise<void>((resolve) => (started = resolve));
+    const done = new Promise<typeof received>((resolve, reject) => {
+      const subscription = client.events.follow.subscribe(lastEventId ? { lastEventId } : {}, {
+        onStarted: () => {
+          started();
+        },
+        onData: ({ id, data }) => {
+          received.push({ id, data });
+          if (received.length === count) {
+            subscription.unsubscribe();
+            resolve(received);
+          }
+        },
+        onError: (error) => {
+          subscription.unsubscribe();
+          reject(error);
+        },
+      });
+    });
+    return { ready, done };
+  }
+
+  it('delivers what /ws pushes, tracked by id, and a resumed subscription catches up on what it missed', async () => {
+    const client = clientFor(service.url);
+    const live = feed(client, 2);
+    await live.ready;
+    const saved = await client.conversations.save.mutate({ conversationData: { messages: [{ role: 'user', content: 'feed me' }] } });
+    await client.conversations.rename.mutate({ id: saved.conversationId, title: 'Fed' });
+    const [first, second] = await live.done;
+    expect(first?.data).toMatchObject({ kind: 'conversation', action: 'saved', conversationId: saved.conversationId });
+    expect(second?.data).toMatchObject({ kind: 'conversation', action: 'renamed', title: 'Fed' });
+    expect((first?.id ?? '') < (second?.id ?? '')).toBe(true);
+
+    // Two more while nobody listens; a client that had the first resumes with the three after it.
+    await client.conversations.rename.mutate({ id: saved.conversationId, title: 'Fed again' });
+    await client.conversations.delete.mutate({ id: saved.conversationId });
+    const resumed = await feed(client, 3, first?.id).done;
+    expect(resumed.map((event) => event.data.action)).toEqual(['renamed', 'renamed', 'deleted']);
+    expect(resumed[0]?.id).toBe(second?.id);
+  });
+});
+
 describe('subscriptions with authentication', () => {
   it('take the token from the connection parameters; without one they are refused', async () => {
     await using idp = await startIdentityProvider();

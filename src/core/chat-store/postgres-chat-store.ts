@@ -95,8 +95,8 @@ WITH counted AS (
   SET "nextSeq" = "nextSeq" + 1, "messageCount" = "messageCount" + 1, "lastModified" = $2::timestamp(3)
   WHERE id = $1::text RETURNING id, "nextSeq" - 1 AS seq
 )
-INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, streaming, "createdAt")
-SELECT $3::text, id, seq, 'assistant', $6::text, $7::jsonb, $4::text, $5::text, true, $2::timestamp(3) FROM counted
+INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, streaming, writer, "createdAt")
+SELECT $3::text, id, seq, 'assistant', $6::text, $7::jsonb, $4::text, $5::text, true, $8::text, $2::timestamp(3) FROM counted
 RETURNING id`;
 
 const saveAnswerSql = `UPDATE "Message" SET content = $2::text, "toolCalls" = $3::jsonb WHERE id = $1::text`;
@@ -154,7 +154,11 @@ function contextPartsOf(row: ContextRow | undefined): ContextParts {
 }
 
 export class PostgresChatStore implements ChatStore {
-  constructor(private readonly pool: pg.Pool) {}
+  /** `writer`: this instance, recorded on the answers it generates (see closeInterruptedAnswers). */
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly writer: string,
+  ) {}
 
   async readSetup(query: SetupQuery): Promise<ChatSetup> {
     const row = await this.one<ContextRow & { sections: unknown }>('chat.readSetup', readSetupSql, [
@@ -187,6 +191,7 @@ export class PostgresChatStore implements ChatStore {
       target.provider,
       snapshot.content,
       storedToolCalls(snapshot.toolCalls),
+      this.writer,
     ]);
     return row?.id ?? null;
   }

@@ -42,7 +42,7 @@ function timestamp(date = new Date()): string {
 }
 
 /** The columns a question leaves empty. */
-const noAnswerColumns = { toolCalls: null, model: null, provider: null, finishReason: null, usage: null };
+const noAnswerColumns = { toolCalls: null, model: null, provider: null, finishReason: null, usage: null, writer: null };
 
 const conversationColumns = `id, "ownerId", title, "messageCount"`;
 const workspaceColumns = `id, name, path, branch, status`;
@@ -60,6 +60,7 @@ interface MessageRow {
   finishReason: string | null;
   usage: string | null;
   streaming: 0 | 1;
+  writer: string | null;
   createdAt: string;
 }
 
@@ -94,8 +95,8 @@ function prepareStatements(db: Database.Database) {
        WHERE id = ? RETURNING "nextSeq" - 1 AS seq`,
     ),
     insertMessage: db.prepare<[MessageRow]>(
-      `INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, "finishReason", usage, streaming, "createdAt")
-       VALUES (@id, @conversationId, @seq, @role, @content, @toolCalls, @model, @provider, @finishReason, @usage, @streaming, @createdAt)`,
+      `INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, "finishReason", usage, streaming, writer, "createdAt")
+       VALUES (@id, @conversationId, @seq, @role, @content, @toolCalls, @model, @provider, @finishReason, @usage, @streaming, @writer, @createdAt)`,
     ),
     makeCurrent: db.prepare<[string, string, string]>(
       `INSERT INTO "UserState" ("userId", "currentConversationId", "activeWorkspaceId", "updatedAt") VALUES (?, ?, NULL, ?)
@@ -125,7 +126,11 @@ export class SqliteChatStore implements ChatStore {
   private readonly writes: SqliteWriteBatch;
 
   /** `path` is the SQLite file Prisma uses; the schema must be migrated already. */
-  constructor(path: string) {
+  /** `writer`: this instance, recorded on the answers it generates (see closeInterruptedAnswers). */
+  constructor(
+    path: string,
+    private readonly writer: string,
+  ) {
     // No busy timeout: SQLite's would wait inside this thread, see the top of this file.
     this.db = new Database(path, { timeout: 0 });
     this.db.pragma('synchronous = NORMAL');
@@ -240,6 +245,7 @@ export class SqliteChatStore implements ChatStore {
       finishReason: final?.finishReason ?? null,
       usage: final ? JSON.stringify(final.usage) : null,
       streaming: final ? 0 : 1,
+      writer: final ? null : this.writer,
       createdAt: now,
     });
     return id;

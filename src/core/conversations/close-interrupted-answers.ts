@@ -1,13 +1,26 @@
 import type { Store } from '../db/store.js';
 
 /**
- * Assistant messages still marked as streaming belong to a process that died mid-answer: they
- * are closed with finishReason `error` at start-up (CONTRACT §6), keeping what was stored.
+ * Assistant messages still marked as streaming whose writer is gone belong to a process that
+ * died mid-answer: they are closed with finishReason `error` (CONTRACT §6), keeping what was
+ * stored. Several instances share one database, so the answers of a writer that still lives
+ * (`alive`: it listens on the cluster bus; when that cannot be told, it is assumed alive and the
+ * next run decides) are left alone. Without Redis there is one instance: every leftover is closed.
  */
-export async function closeInterruptedAnswers(store: Store): Promise<number> {
-  const { count } = await store.db.message.updateMany({
-    where: { streaming: true },
-    data: { streaming: false, finishReason: 'error' },
-  });
-  return count;
+export async function closeInterruptedAnswers(
+  store: Store,
+  self: string,
+  alive: (instanceId: string) => Promise<boolean> = () => Promise.resolve(false),
+): Promise<number> {
+  const writers = await store.db.message.findMany({ where: { streaming: true }, distinct: ['writer'], select: { writer: true } });
+  let closed = 0;
+  for (const { writer } of writers) {
+    if (writer === self || (writer !== null && (await alive(writer).catch(() => true)))) continue;
+    const { count } = await store.db.message.updateMany({
+      where: { streaming: true, writer },
+      data: { streaming: false, finishReason: 'error' },
+    });
+    closed += count;
+  }
+  return closed;
 }

@@ -30,8 +30,11 @@ export function sqliteFilePath(url: string): string {
   return resolve(url.replace(/^file:/, '').replace(/\?.*$/, ''));
 }
 
-/** Opens the database; it must be migrated already (the chat store prepares its statements at once). */
-export async function createDatabase(url: string): Promise<Database> {
+/**
+ * Opens the database; it must be migrated already (the chat store prepares its statements at
+ * once). `instanceId` marks the answers this process generates.
+ */
+export async function createDatabase(url: string, instanceId: string): Promise<Database> {
   if (url.startsWith('file:')) {
     const path = sqliteFilePath(url);
     mkdirSync(dirname(path), { recursive: true });
@@ -43,7 +46,7 @@ export async function createDatabase(url: string): Promise<Database> {
     await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
     await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
     await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
-    const chat = new SqliteChatStore(path);
+    const chat = new SqliteChatStore(path, instanceId);
     return {
       db,
       chat,
@@ -62,7 +65,7 @@ export async function createDatabase(url: string): Promise<Database> {
   const db = client as unknown as Db;
   return {
     db,
-    chat: new PostgresChatStore(pool),
+    chat: new PostgresChatStore(pool, instanceId),
     kind: 'postgresql',
     close: async () => {
       await client.$disconnect();

@@ -17,6 +17,8 @@ export interface RedisConnection {
   keyPrefix: string;
   /** Whether commands can be sent now (for /api/status). */
   ready(): boolean;
+  /** Resolves true once connected, or false after `timeoutMs` (start-up work that can wait a little). */
+  waitUntilReady(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,20 @@ export function connectRedis(url: string, keyPrefix: string, logger: Logger): Re
     client,
     keyPrefix,
     ready: () => client.isReady,
+    waitUntilReady: (timeoutMs) =>
+      client.isReady
+        ? Promise.resolve(true)
+        : new Promise((resolve) => {
+            const onReady = () => {
+              clearTimeout(timer);
+              resolve(true);
+            };
+            const timer = setTimeout(() => {
+              client.off('ready', onReady);
+              resolve(false);
+            }, timeoutMs);
+            client.once('ready', onReady);
+          }),
     async close() {
       // A connected client finishes its replies first; one still reconnecting just stops.
       if (client.isReady) await client.close();

@@ -28,13 +28,22 @@ async function refreshWorkspacesCountingChanges(store: Store): Promise<number> {
   return after.filter((workspace) => before.get(workspace.id) !== `${workspace.status} ${workspace.branch}`).length;
 }
 
-export function startPeriodicJobs(store: Store, logger: Logger, options: { auditRetentionDays: number }): PeriodicJobs {
+export interface PeriodicJobOptions {
+  auditRetentionDays: number;
+  /** With several instances: answers left streaming by an instance that died (it will not restart). */
+  closeDeadWritersAnswers?: () => Promise<number>;
+}
+
+export function startPeriodicJobs(store: Store, logger: Logger, options: PeriodicJobOptions): PeriodicJobs {
   const jobs: Job[] = [
     { name: 'audit retention purge', everyMs: 60 * 60 * 1000, run: () => purgeAudit(store, options.auditRetentionDays) },
     { name: 'token session expiry', everyMs: 60 * 60 * 1000, run: () => forgetExpiredSessions(store) },
     { name: 'pending command expiry', everyMs: 60 * 1000, run: () => expirePendingCommands(store) },
     { name: 'workspace refresh', everyMs: 5 * 60 * 1000, run: () => refreshWorkspacesCountingChanges(store) },
   ];
+  if (options.closeDeadWritersAnswers) {
+    jobs.push({ name: 'interrupted answer closing', everyMs: 60 * 1000, run: options.closeDeadWritersAnswers });
+  }
   const inFlight = new Set<Promise<void>>();
   const timers = jobs.map((job) => {
     let busy = false;

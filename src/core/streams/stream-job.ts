@@ -7,6 +7,15 @@ export interface SequencedEvent {
   event: ChatEvent;
 }
 
+/** What a reader needs of a stream, whether it runs here or on another instance. */
+export interface FollowableStream {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly provider: ProviderName;
+  follow(after: number, signal?: AbortSignal): AsyncGenerator<SequencedEvent>;
+  followInBatches(after: number, signal?: AbortSignal): AsyncGenerator<readonly SequencedEvent[]>;
+}
+
 export type AbortCause = 'client' | 'shutdown';
 
 /**
@@ -35,7 +44,7 @@ function approximateBytes(event: ChatEvent): number {
  * for a reader, so a client that leaves does not stop it (CONTRACT §6); a slow reader only falls
  * behind in the log.
  */
-export class StreamJob {
+export class StreamJob implements FollowableStream {
   private readonly log: SequencedEvent[] = [];
   private readonly wakers = new Set<() => void>();
   private readonly controller = new AbortController();

@@ -1,7 +1,8 @@
 import type { ProviderName } from '../config/env-schema.js';
 import { AppError } from '../errors/app-error.js';
 import { isId, newId } from '../ids.js';
-import { StreamJob } from './stream-job.js';
+import type { RemoteStreams } from './remote-streams.js';
+import { StreamJob, type FollowableStream } from './stream-job.js';
 
 export interface StreamRegistryOptions {
   /** MAX_STREAMS_PER_USER: running generations per user, on any path or transport. */
@@ -15,6 +16,10 @@ export interface StreamRegistryOptions {
   maxRetainedBytes: number;
   /** Told when a job finishes with its `done` (not when dropped), for live pushes. */
   onJobDone?: (job: StreamJob) => void;
+  /** Told of every new job (the Redis copy for other instances starts here). */
+  onJobOpened?: (job: StreamJob) => void;
+  /** Streams of other instances (with REDIS_URL), for replays asked of this one. */
+  remote?: RemoteStreams;
 }
 
 /** How often finished streams past their retention are forgotten. */
@@ -47,6 +52,7 @@ export class StreamRegistry {
     });
     this.runningPerOwner.set(ownerId, running + 1);
     this.jobs.set(job.id, job);
+    this.options.onJobOpened?.(job);
     return job;
   }
 
@@ -61,6 +67,23 @@ export class StreamRegistry {
     const job = isId(id) ? this.jobs.get(id) : undefined;
     if (job?.ownerId !== ownerId || this.expired(job)) throw AppError.notFound('Stream');
     return job;
+  }
+
+  /** Whether the stream runs (or ran) on this instance, whoever owns it. */
+  has(id: string): boolean {
+    return isId(id) && this.jobs.has(id);
+  }
+
+  /**
+   * The user's stream for reading, from this instance or (with REDIS_URL) another: a replay works
+   * from any instance (CONTRACT §6). Unknown, expired and other users' streams are 404.
+   */
+  async locate(ownerId: string, id: string): Promise<FollowableStream> {
+    const { remote } = this.options;
+    if (this.has(id) || !remote || !isId(id)) return this.require(ownerId, id);
+    const found = await remote.find(ownerId, id);
+    if (!found) throw AppError.notFound('Stream');
+    return found;
   }
 
   /** SIGTERM: every running generation is aborted and stored as `aborted` before the service goes. */

@@ -12,6 +12,9 @@ export interface TerminalManagerOptions {
   onIdleEnd?: (terminal: TerminalSession) => void;
   /** Told when a command finishes in any terminal, for live pushes. */
   onCommandEnd?: (terminal: TerminalSession, exitCode: number) => void;
+  /** Told when a terminal is added and when it is forgotten (other instances learn where it lives). */
+  onAdded?: (terminal: TerminalSession) => void;
+  onRemoved?: (terminal: TerminalSession) => void;
 }
 
 /** The live terminal sessions of this instance (shells live where they were started). */
@@ -55,6 +58,7 @@ export class TerminalManager {
       throw new AppError('SERVICE_UNAVAILABLE', 'The service is stopping');
     }
     this.sessions.set(session.id, session);
+    this.options.onAdded?.(session);
     this.forgetOldExited(session.ownerId);
     this.armIdleTimer(session);
     const { onCommandEnd } = this.options;
@@ -102,7 +106,12 @@ export class TerminalManager {
   remove(session: TerminalSession): void {
     this.clearIdleTimer(session.id);
     session.kill();
-    this.sessions.delete(session.id);
+    if (this.sessions.delete(session.id)) this.options.onRemoved?.(session);
+  }
+
+  /** Every terminal of this instance, live or exited. */
+  all(): TerminalSession[] {
+    return [...this.sessions.values()];
   }
 
   /** Whether a live terminal started in, or is now in, `directory` or below it. */

@@ -12,7 +12,7 @@ export const followStreamProcedure = requirePermission('chat:send', { rateGroup:
   .meta(followStreamMeta)
   .input(followStreamInput)
   .subscription(async function* ({ ctx, input, signal }) {
-    const job = ctx.streams.require(ctx.user.id, input.streamId);
+    const job = await ctx.streams.locate(ctx.user.id, input.streamId);
     await requirePermissionFor(ctx, `providers:${job.provider}`);
     for await (const { seq, event } of job.follow(Number(input.lastEventId ?? 0), signal)) {
       yield tracked(String(seq), event);

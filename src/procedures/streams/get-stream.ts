@@ -6,7 +6,7 @@ export const getStreamProcedure = requirePermission('chat:send', { rateGroup: 'c
   .input(getStreamInput)
   .output(getStreamOutput)
   .query(async ({ ctx, input }) => {
-    const job = ctx.streams.require(ctx.user.id, input.streamId);
+    const job = await ctx.streams.locate(ctx.user.id, input.streamId);
     await requirePermissionFor(ctx, `providers:${job.provider}`);
     return { streamId: job.id, after: input.after };
   });

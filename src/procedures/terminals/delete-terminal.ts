@@ -1,3 +1,4 @@
+import { atHome, terminalHome } from '../at-home.js';
 import { deleteTerminal } from '../../core/terminals/delete-terminal.js';
 import { requirePermission } from '../guards.js';
 import { successMessageOutput } from '../schemas/common.js';
@@ -8,7 +9,9 @@ export const deleteTerminalProcedure = requirePermission('terminal:kill', { rate
   .meta(deleteTerminalMeta)
   .input(terminalIdInput)
   .output(successMessageOutput)
-  .mutation(async ({ ctx, input }) => {
-    await deleteTerminal(ctx, { user: ctx.user, ip: ctx.ip }, input.terminalId);
-    return { success: true, message: 'Terminal ended' };
-  });
+  .mutation(
+    atHome(terminalHome(), async ({ ctx, input }) => {
+      await deleteTerminal(ctx, { user: ctx.user, ip: ctx.ip }, input.terminalId);
+      return { success: true, message: 'Terminal ended' };
+    }),
+  );

@@ -1,3 +1,4 @@
+import { atHome, terminalHome } from '../at-home.js';
 import { executeCommand } from '../../core/commands/execute-command.js';
 import { requirePermission } from '../guards.js';
 import { executeReply } from './execute-reply.js';
@@ -7,10 +8,12 @@ export const executeCommandProcedure = requirePermission('terminal:execute', { r
   .meta(executeCommandMeta)
   .input(executeCommandInput)
   .output(executeCommandOutput)
-  .mutation(async ({ ctx, input }) => {
-    const terminal = ctx.terminals.require(ctx.user.id, input.terminalId);
-    const outcome = await executeCommand(ctx, { user: ctx.user, ip: ctx.ip }, terminal, input.command, {
-      waitForCompletion: input.waitForCompletion,
-    });
-    return executeReply(ctx.response, outcome);
-  });
+  .mutation(
+    atHome(terminalHome(), async ({ ctx, input }) => {
+      const terminal = ctx.terminals.require(ctx.user.id, input.terminalId);
+      const outcome = await executeCommand(ctx, { user: ctx.user, ip: ctx.ip }, terminal, input.command, {
+        waitForCompletion: input.waitForCompletion,
+      });
+      return executeReply(ctx.response, outcome);
+    }),
+  );

@@ -1,3 +1,4 @@
+import { atHome, terminalHome } from '../at-home.js';
 import { requirePermission } from '../guards.js';
 import { getTerminalOutputInput, getTerminalOutputMeta, getTerminalOutputOutput } from './get-terminal-output.types.js';
 
@@ -5,7 +6,9 @@ export const getTerminalOutputProcedure = requirePermission('terminal:execute', 
   .meta(getTerminalOutputMeta)
   .input(getTerminalOutputInput)
   .output(getTerminalOutputOutput)
-  .query(({ ctx, input }) => {
-    const terminal = ctx.terminals.require(ctx.user.id, input.terminalId);
-    return { output: terminal.log.tail(input.lines), lastUpdate: terminal.log.lastUpdate.toISOString(), status: terminal.status };
-  });
+  .query(
+    atHome(terminalHome(), ({ ctx, input }) => {
+      const terminal = ctx.terminals.require(ctx.user.id, input.terminalId);
+      return { output: terminal.log.tail(input.lines), lastUpdate: terminal.log.lastUpdate.toISOString(), status: terminal.status };
+    }),
+  );

@@ -1,3 +1,4 @@
+import { atHome, terminalHome } from '../at-home.js';
 import { toTerminalView } from '../../core/terminals/terminal-views.js';
 import { requirePermission } from '../guards.js';
 import { getTerminalMeta, getTerminalOutput, terminalIdInput } from './get-terminal.types.js';
@@ -6,4 +7,6 @@ export const getTerminalProcedure = requirePermission('terminal:execute', { rate
   .meta(getTerminalMeta)
   .input(terminalIdInput)
   .output(getTerminalOutput)
-  .query(({ ctx, input }) => toTerminalView(ctx.terminals.require(ctx.user.id, input.terminalId)));
+  .query(
+    atHome(terminalHome(), ({ ctx, input }) => toTerminalView(ctx.terminals.require(ctx.user.id, input.terminalId))),
+  );

@@ -1,3 +1,4 @@
+import { atHome, terminalHome } from '../at-home.js';
 import { interruptTerminal } from '../../core/terminals/interrupt-terminal.js';
 import { requirePermission } from '../guards.js';
 import { successOutput } from '../schemas/common.js';
@@ -8,7 +9,9 @@ export const interruptTerminalProcedure = requirePermission('terminal:execute', 
   .meta(interruptTerminalMeta)
   .input(terminalIdInput)
   .output(successOutput)
-  .mutation(async ({ ctx, input }) => {
-    await interruptTerminal(ctx, { user: ctx.user, ip: ctx.ip }, input.terminalId);
-    return { success: true };
-  });
+  .mutation(
+    atHome(terminalHome(), async ({ ctx, input }) => {
+      await interruptTerminal(ctx, { user: ctx.user, ip: ctx.ip }, input.terminalId);
+      return { success: true };
+    }),
+  );
