@@ -1,5 +1,6 @@
 import type { User } from '../core/auth/permissions.js';
 import { ENDED } from '../core/cluster/cluster-directory.js';
+import { isId } from '../core/ids.js';
 import type { Context } from './context.js';
 
 type Caller = Context & { user: User };
@@ -45,10 +46,15 @@ export function atHome<TInput, TOutput>(
 export const terminalHome =
   <TInput extends { terminalId: string }>(): HomeLocator<TInput> =>
   async (ctx, input) =>
-    ctx.terminals.find(input.terminalId) ? null : ctx.cluster.directory.homeOf('terminal', input.terminalId);
+    // A malformed id is nobody's: 404 here, whatever Redis says or whether it answers.
+    !isId(input.terminalId) || ctx.terminals.find(input.terminalId) ? null : ctx.cluster.directory.homeOf('terminal', input.terminalId);
 
 /** A generation that is not here may run on another instance. */
 export const streamHome =
   <TInput extends { streamId: string }>(): HomeLocator<TInput> =>
-  async (ctx, input) =>
-    ctx.streams.has(input.streamId) ? null : ((await ctx.cluster.remoteStreams.info(input.streamId))?.instance ?? null);
+  async (ctx, input) => {
+    if (!isId(input.streamId) || ctx.streams.has(input.streamId)) return null;
+    const info = await ctx.cluster.remoteStreams.info(input.streamId);
+    // Another user's stream is answered here, as the 404 it is, even while its owner is gone.
+    return info?.ownerId === ctx.user.id ? info.instance : null;
+  };

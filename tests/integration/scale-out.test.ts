@@ -104,10 +104,12 @@ describe.runIf(redisAvailable && postgresAvailable && sandboxAvailable)('two ins
     expect(all.map((event) => Number(event.id?.split(':')[1]))).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
   });
 
-  it('a stream id unknown to both, or owned by nobody we know, is 404 on either instance', async () => {
+  it('an id unknown to both instances, or malformed, is 404 on either', async () => {
     const unknown = crypto.randomUUID();
     expectEnvelope(await second.request('GET', `/api/streams/${unknown}`), 404, 'NOT_FOUND');
     expectEnvelope(await second.request('POST', `/api/streams/${unknown}/abort`), 404, 'NOT_FOUND');
+    expectEnvelope(await second.request('GET', `/api/terminals/${unknown}`), 404, 'NOT_FOUND');
+    expectEnvelope(await second.request('POST', '/api/streams/not-an-id/abort'), 404, 'NOT_FOUND');
   });
 
   it('an instance starting beside a running generation leaves its answer streaming', async () => {

@@ -33,9 +33,16 @@ interface RelayedUserEvent {
   stamped: StampedEvent;
 }
 
-export function createCluster(redis: RedisConnection, instanceId: string, retentionMs: number, logger: Logger): Cluster {
+export function createCluster(
+  redis: RedisConnection,
+  instanceId: string,
+  options: { retentionMs: number; commandTimeoutMs: number },
+  logger: Logger,
+): Cluster {
+  const { retentionMs } = options;
   const bus = new ClusterBus(redis, logger);
-  const calls = new RemoteCalls(bus, instanceId, logger);
+  // A carried execute waits for its command, which COMMAND_TIMEOUT_MS bounds.
+  const calls = new RemoteCalls(bus, instanceId, logger, options.commandTimeoutMs + 30_000);
   const mirror = new StreamMirror(redis, bus, instanceId, retentionMs, logger);
   return {
     instanceId,

@@ -48,6 +48,24 @@ function ownerGone(): AppError {
   });
 }
 
+function noReply(): AppError {
+  return new AppError('SERVICE_UNAVAILABLE', 'The instance that holds this did not answer in time; check its state before trying again', {
+    headers: { 'Retry-After': '5' },
+    details: { reason: 'owner_no_reply' },
+  });
+}
+
+/** The procedures a call may be carried to: only those about something one instance holds. */
+const carriedPaths = new Set([
+  'terminals.get',
+  'terminals.output',
+  'terminals.execute',
+  'terminals.interrupt',
+  'terminals.delete',
+  'security.confirm',
+  'streams.abort',
+]);
+
 /**
  * Request and reply between instances over the bus: each instance listens on its own channel,
  * where calls for it and replies to its calls arrive. A call to an instance nobody listens for
@@ -59,10 +77,12 @@ export class RemoteCalls {
   private handler: RemoteHandler | null = null;
   private unsubscribe: (() => Promise<void>) | null = null;
 
+  /** `deadlineMs`: the longest a call may take (a command running to COMMAND_TIMEOUT_MS, and some). */
   constructor(
     private readonly bus: ClusterBus,
     readonly instanceId: string,
     private readonly logger: Logger,
+    private readonly deadlineMs: number,
   ) {}
 
   /** Starts listening; calls for this instance go to `handler`. */
@@ -96,6 +116,14 @@ export class RemoteCalls {
     const reply = new Promise<RemoteReply>((resolve, reject) => {
       this.waiting.set(callId, { resolve, reject });
     });
+    // It may be settled while the publish below is still awaited; the await after it reads it.
+    reply.catch(() => undefined);
+    // Pub/sub delivers at most once: a reply lost on the way must not hold the request for ever.
+    const deadline = setTimeout(() => {
+      this.settle(callId, (entry) => {
+        entry.reject(noReply());
+      });
+    }, this.deadlineMs);
     const watch = setInterval(() => {
       void this.alive(instanceId).then((alive) => {
         if (!alive) this.settle(callId, (entry) => {
@@ -114,6 +142,7 @@ export class RemoteCalls {
       return await reply;
     } finally {
       clearInterval(watch);
+      clearTimeout(deadline);
       this.waiting.delete(callId);
     }
   }
@@ -148,6 +177,8 @@ export class RemoteCalls {
     let answer: BusMessage;
     try {
       if (!this.handler) throw ownerGone();
+      // Redis is trusted like the database, but a message on it can only reach what atHome carries.
+      if (!carriedPaths.has(message.call.path)) throw AppError.notFound('Procedure');
       answer = { kind: 'reply', callId: message.callId, reply: await this.handler(message.call) };
     } catch (error) {
       const appError = toAppError(error);

@@ -81,7 +81,10 @@ export class RemoteStreams {
         if (signal?.aborted) return;
         if (published !== publishedBefore) continue;
         // Read once more after the owner is found gone: it may have written its end just before.
-        if (!(await this.quietWait((waker) => (wake = waker), signal)) && !(await this.calls.alive(instance))) ownerGone = true;
+        if (await this.quietWait((waker) => (wake = waker), signal)) continue;
+        // A copy that expired (retention over) or was never finished has nothing more to give.
+        if (!(await this.stillKept(streamId))) return;
+        if (!(await this.calls.alive(instance))) ownerGone = true;
       }
     } finally {
       await unsubscribe();
@@ -106,6 +109,11 @@ export class RemoteStreams {
       setWaker(onAbort);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  private async stillKept(streamId: string): Promise<boolean> {
+    const exists = await withTimeout(this.redis.client.exists(streamKeys(this.redis.keyPrefix, streamId).info)).catch(() => 1);
+    return exists > 0;
   }
 
   private async read(streamId: string, after: number): Promise<SequencedEvent[]> {

@@ -26,8 +26,11 @@ export const followEventsProcedure = requireAuthenticated()
       });
     });
     try {
-      let last = input.lastEventId ?? '';
+      const last = input.lastEventId ?? '';
       if (last) queue.unshift(...ctx.events.eventsSince(ctx.user.id, last));
+      // Ids from different instances need not arrive in order (clock skew), so what was sent is
+      // remembered rather than compared; the catch-up and the live queue may both hold an event.
+      const sent = new Set<string>();
       while (!signal?.aborted) {
         const next = queue.shift();
         if (!next) {
@@ -35,9 +38,9 @@ export const followEventsProcedure = requireAuthenticated()
           wake = null;
           continue;
         }
-        // The catch-up and the live queue may hold the same event once.
-        if (next.id <= last) continue;
-        last = next.id;
+        if (sent.has(next.id)) continue;
+        sent.add(next.id);
+        if (sent.size > 1000) sent.delete(sent.values().next().value as string);
         yield tracked(next.id, next.event);
       }
     } finally {
