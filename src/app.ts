@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { ensureActiveModel } from './core/models/active-model.js';
 import { ModelDownloads } from './core/models/model-downloads.js';
-import { closeInterruptedAnswers } from './core/conversations/close-interrupted-answers.js';
+import { closeInterruptedAnswers, missingTwice } from './core/conversations/close-interrupted-answers.js';
 import type { Config } from './core/config/load-config.js';
 import { createDatabase } from './core/db/create-db.js';
 import { migrate } from './core/db/migrate.js';
@@ -67,7 +67,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   const jobs = config.ENABLE_SCHEDULING
     ? startPeriodicJobs(store, logger, {
         auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS,
-        ...(writerAlive ? { closeDeadWritersAnswers: () => closeInterruptedAnswers(store, instanceId, writerAlive) } : {}),
+        ...(writerAlive ? { closeDeadWritersAnswers: closeAnswersOfDeadWriters(store, instanceId, writerAlive) } : {}),
       })
     : null;
 
@@ -139,6 +139,12 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       await database.close();
     })());
   return { ...running, deps, stop };
+}
+
+/** The periodic job's closing: each run remembers who was missing on the one before. */
+function closeAnswersOfDeadWriters(store: Store, instanceId: string, listening: (writer: string) => Promise<boolean>) {
+  const alive = missingTwice(listening);
+  return () => closeInterruptedAnswers(store, instanceId, alive);
 }
 
 function createTerminalManager(

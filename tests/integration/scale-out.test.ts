@@ -102,6 +102,10 @@ describe.runIf(redisAvailable && postgresAvailable && sandboxAvailable)('two ins
     const replay = await openSse(`${second.url}/api/streams/${streamId}`);
     const all = await replay.events();
     expect(all.map((event) => Number(event.id?.split(':')[1]))).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
+    // Asked for what follows its `done`, the other instance ends the reply at once, as the owner would.
+    const beyond = await openSse(`${second.url}/api/streams/${streamId}?after=${all.length}`);
+    expect(beyond.status).toBe(200);
+    expect(await beyond.events()).toEqual([]);
   });
 
   it('an id unknown to both instances, or malformed, is 404 on either', async () => {

@@ -17,6 +17,7 @@ export class ClusterBus {
   private readonly listeners = new Map<string, Set<BusListener>>();
   /** One Redis-side handler per channel, kept so a (re)connection can subscribe it again. */
   private readonly handlers = new Map<string, (raw: string) => void>();
+  private readonly leftWhileDown = new Set<string>();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -30,6 +31,11 @@ export class ClusterBus {
     // ones it had across its own reconnects, and subscribing one again is harmless.
     this.subscriber.on('ready', () => {
       for (const [channel, handler] of this.handlers) void this.subscribeInRedis(channel, handler);
+      // Left while the connection was down: node-redis would otherwise subscribe them again.
+      for (const channel of this.leftWhileDown) {
+        if (!this.handlers.has(channel)) void withTimeout(this.subscriber.unsubscribe(this.redis.keyPrefix + channel)).catch(() => undefined);
+      }
+      this.leftWhileDown.clear();
     });
     this.subscriber.connect().catch(() => undefined);
   }
@@ -69,6 +75,7 @@ export class ClusterBus {
       this.listeners.delete(channel);
       this.handlers.delete(channel);
       if (this.subscriber.isReady) await withTimeout(this.subscriber.unsubscribe(this.redis.keyPrefix + channel)).catch(() => undefined);
+      else this.leftWhileDown.add(channel);
     };
   }
 

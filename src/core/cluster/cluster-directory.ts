@@ -49,6 +49,11 @@ export class ClusterDirectory {
     }
   }
 
+  /** Called each time Redis (re)connects: claims made while it was down are lost and must be made again. */
+  onReconnect(listener: () => void): void {
+    this.redis.client.on('ready', listener);
+  }
+
   private key(kind: HomeKind, id: string): string {
     return `${this.redis.keyPrefix}home:${kind}:${id}`;
   }

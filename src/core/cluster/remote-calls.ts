@@ -2,7 +2,7 @@ import type { User } from '../auth/permissions.js';
 import { AppError, toAppError, type ErrorCode } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { ClusterBus } from './cluster-bus.js';
+import { redisUnavailable, type ClusterBus } from './cluster-bus.js';
 
 /** A procedure call carried to the instance that holds what it is about. */
 export interface RemoteCall {
@@ -70,7 +70,8 @@ const carriedPaths = new Set([
  * Request and reply between instances over the bus: each instance listens on its own channel,
  * where calls for it and replies to its calls arrive. A call to an instance nobody listens for
  * (it has stopped or crashed) fails at once with 503; one whose owner dies while it waits fails
- * within a few seconds, and whatever the owner held (a pending command) stays where it was.
+ * within a few seconds, and whatever the owner held (a pending command) stays where it was. A
+ * reply lost on the way (pub/sub delivers at most once) ends in 503 at the call's deadline.
  */
 export class RemoteCalls {
   private readonly waiting = new Map<string, { resolve: (reply: RemoteReply) => void; reject: (error: AppError) => void }>();
@@ -105,11 +106,6 @@ export class RemoteCalls {
     return (await this.bus.listenerCount(instanceChannel(instanceId))) > 0;
   }
 
-  /** As listening(), but an unreachable Redis counts as gone: no reply could come through it either. */
-  async alive(instanceId: string): Promise<boolean> {
-    return this.listening(instanceId).catch(() => false);
-  }
-
   /** Runs the call on `instanceId` and answers with its reply, or throws its AppError (503 when it is gone). */
   async call(instanceId: string, call: RemoteCall): Promise<RemoteReply> {
     const callId = newId();
@@ -124,16 +120,24 @@ export class RemoteCalls {
         entry.reject(noReply());
       });
     }, this.deadlineMs);
+    // Only a definite "nobody listens" ends the wait early: while Redis cannot tell (a blip), the
+    // owner may still be running the command, and answering 503 then would be wrong.
     const watch = setInterval(() => {
-      void this.alive(instanceId).then((alive) => {
-        if (!alive) this.settle(callId, (entry) => {
-          entry.reject(ownerGone());
-        });
-      });
+      this.listening(instanceId).then(
+        (listening) => {
+          if (listening) return;
+          this.settle(callId, (entry) => {
+            entry.reject(ownerGone());
+          });
+        },
+        () => undefined,
+      );
     }, ownerCheckIntervalMs);
     try {
       const message: BusMessage = { kind: 'call', callId, from: this.instanceId, call };
-      const receivers = await this.bus.publish(instanceChannel(instanceId), message).catch(() => 0);
+      const receivers = await this.bus.publish(instanceChannel(instanceId), message).catch((error: unknown) => {
+        throw redisUnavailable('the instance that holds this cannot be reached', error);
+      });
       if (receivers === 0) {
         this.settle(callId, (entry) => {
           entry.reject(ownerGone());

@@ -7,14 +7,16 @@ const RENEW_EVERY_MS = 5 * 60 * 1000;
 
 /**
  * Keeps Redis told which terminals live here, so a request for one that reaches another
- * instance is carried here (CONTRACT §9b). Claims are renewed while the terminal lives, so a
- * claim lost to a Redis outage comes back, and one left by a crash expires.
+ * instance is carried here (CONTRACT §9b). Claims are renewed while the terminal lives and
+ * whenever Redis comes back, so a claim lost to an outage returns, and one left by a crash expires.
  */
 export function publishTerminalHomes(directory: ClusterDirectory, terminals: () => readonly TerminalSession[]) {
-  const timer = setInterval(() => {
+  const renew = () => {
     for (const terminal of terminals()) void directory.claim('terminal', terminal.id, CLAIM_TTL_MS);
-  }, RENEW_EVERY_MS);
+  };
+  const timer = setInterval(renew, RENEW_EVERY_MS);
   timer.unref();
+  directory.onReconnect(renew);
   return {
     added: (terminal: TerminalSession) => void directory.claim('terminal', terminal.id, CLAIM_TTL_MS),
     removed: (terminal: TerminalSession) => void directory.release('terminal', terminal.id),

@@ -24,3 +24,21 @@ export async function closeInterruptedAnswers(
   }
   return closed;
 }
+
+/**
+ * For the periodic run: a writer counts as gone only when missing from the bus on two runs in a
+ * row. Right after a Redis restart the instances' listening connections come back a moment after
+ * their other ones, and one reading then must not close the answers of writers still at work.
+ */
+export function missingTwice(listening: (instanceId: string) => Promise<boolean>): (instanceId: string) => Promise<boolean> {
+  const missedOnce = new Set<string>();
+  return async (writer) => {
+    if (await listening(writer)) {
+      missedOnce.delete(writer);
+      return true;
+    }
+    if (missedOnce.delete(writer)) return false;
+    missedOnce.add(writer);
+    return true;
+  };
+}

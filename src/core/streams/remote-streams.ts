@@ -15,7 +15,7 @@ const PAGE = 500;
  * Streams that run on another instance, read from the copy StreamMirror keeps in Redis: replay
  * from any position, then follow as the owner adds events (woken by its publish, or every two
  * seconds without one), until `done`. If the owner dies before its `done`, the follower gets an
- * `error` event instead of waiting for ever.
+ * `error` event instead of waiting for ever; asked for what follows `done`, it ends at once.
  */
 export class RemoteStreams {
   constructor(
@@ -80,11 +80,12 @@ export class RemoteStreams {
         }
         if (signal?.aborted) return;
         if (published !== publishedBefore) continue;
-        // Read once more after the owner is found gone: it may have written its end just before.
+        // Asked for what comes after its `done`, or its copy expired: nothing more will come (a
+        // local job ends there too).
+        if (await this.over(streamId)) return;
         if (await this.quietWait((waker) => (wake = waker), signal)) continue;
-        // A copy that expired (retention over) or was never finished has nothing more to give.
-        if (!(await this.stillKept(streamId))) return;
-        if (!(await this.calls.alive(instance))) ownerGone = true;
+        // Found gone, the owner gets one more read: it may have written its end just before.
+        if (!(await this.calls.listening(instance).catch(() => true))) ownerGone = true;
       }
     } finally {
       await unsubscribe();
@@ -111,9 +112,19 @@ export class RemoteStreams {
     });
   }
 
-  private async stillKept(streamId: string): Promise<boolean> {
-    const exists = await withTimeout(this.redis.client.exists(streamKeys(this.redis.keyPrefix, streamId).info)).catch(() => 1);
-    return exists > 0;
+  /** Whether the copy ends in `done` or is gone; a Redis that cannot tell counts as not over. */
+  private async over(streamId: string): Promise<boolean> {
+    const keys = streamKeys(this.redis.keyPrefix, streamId);
+    try {
+      const [exists, newest] = await Promise.all([
+        withTimeout(this.redis.client.exists(keys.info)),
+        withTimeout(this.redis.client.xRevRange(keys.events, '+', '-', { COUNT: 1 })),
+      ]);
+      const last = newest?.[0];
+      return exists === 0 || (last !== undefined && (JSON.parse(String(last.message.e)) as ChatEvent).type === 'done');
+    } catch {
+      return false;
+    }
   }
 
   private async read(streamId: string, after: number): Promise<SequencedEvent[]> {
