@@ -12,6 +12,9 @@ import { TokenExpiry } from './token-expiry.js';
 
 const createCaller = createCallerFactory(appRouter);
 
+/** Frames received but not yet handled, past which more are refused (each may be 64 KB of input). */
+const MAX_WAITING_FRAMES = 256;
+
 type TerminalFrame =
   | { type: 'output'; data: string }
   | { type: 'status'; status: string }
@@ -39,12 +42,16 @@ export async function terminalForSocket(deps: AppDeps, user: User, ip: string, t
  * On connect the recent raw output and the status are sent. `execute` goes through the same
  * command pipeline as REST (analysis, hold, audit, sandbox): `status: busy`, the output, `exit`
  * with that command's code, `status: running`; a held command is `confirmation_required`.
- * `input` is refused for now (see onFrame); `resize` sets the PTY's size; `auth` renews the token,
+ * `input` goes to the running command's programs, and at the prompt is refused with an `error`
+ * frame (reason `no_program`); it is not counted in the terminal's rate group, as it comes a
+ * frame a keystroke. `resize` sets the PTY's size; `auth` renews the token,
  * without which the socket closes with 4401 when it expires.
  */
 export class TerminalChannel {
   private readonly unsubscribe: (() => void)[] = [];
   private readonly token: TokenExpiry;
+  private frames = Promise.resolve();
+  private waiting = 0;
 
   constructor(
     private readonly socket: WebSocket,
@@ -67,8 +74,19 @@ export class TerminalChannel {
         this.send({ type: 'status', status });
       }),
     );
+    // One frame at a time, in order: keystrokes must reach the program as they were typed, even
+    // when the first of them waits for its audit entry.
     socket.on('message', (raw, isBinary) => {
-      void this.onFrame(raw, isBinary);
+      // A client that sends faster than its frames are handled is told so, rather than queued without bound.
+      if (this.waiting >= MAX_WAITING_FRAMES) {
+        this.send({ type: 'error', code: 'INVALID_REQUEST', message: 'Too many frames waiting; frame dropped' });
+        return;
+      }
+      this.waiting += 1;
+      this.frames = this.frames.then(async () => {
+        await this.onFrame(raw, isBinary);
+        this.waiting -= 1;
+      });
     });
     socket.on('close', () => {
       for (const stop of this.unsubscribe) stop();
@@ -94,10 +112,8 @@ export class TerminalChannel {
           await this.execute(frame.command);
           break;
         case 'input':
-          // Not yet: keystrokes a program leaves unread, or typed into an interpreter the program
-          // starts, would reach bash as commands past the risk analysis and the audit log. It
-          // needs a drain that cannot race the program's exit; until then it is refused.
-          throw AppError.invalid('Input to running programs is not available yet; send commands with `execute`', { reason: 'input_unavailable' });
+          await this.caller().terminals.input({ terminalId: this.terminal.id, data: frame.data });
+          break;
         case 'resize':
           this.terminal.resize(frame.cols, frame.rows);
           break;
@@ -111,12 +127,16 @@ export class TerminalChannel {
     }
   }
 
+  /** The procedures, called as the socket's current (renewed) token. */
+  private caller() {
+    const user = this.token.current;
+    return createCaller(createContextInner(this.deps, { requestId: newId(), ip: this.session.ip, identify: () => Promise.resolve(user) }));
+  }
+
   private async execute(command: string): Promise<void> {
     const limited = await this.deps.rateLimits?.hit('terminal', this.session.ip);
     if (limited) throw limited;
-    const user = this.token.current;
-    const caller = createCaller(createContextInner(this.deps, { requestId: newId(), ip: this.session.ip, identify: () => Promise.resolve(user) }));
-    const reply = await caller.terminals.execute({ terminalId: this.terminal.id, command, waitForCompletion: false });
+    const reply = await this.caller().terminals.execute({ terminalId: this.terminal.id, command, waitForCompletion: false });
     if (reply.status === 'pending_confirmation' && reply.commandId) {
       this.send({ type: 'confirmation_required', commandId: reply.commandId, command, risk: reply.risk ?? 'high', reasons: reply.reasons ?? [] });
     }

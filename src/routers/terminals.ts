@@ -5,6 +5,7 @@ import { getTerminalOutputProcedure } from '../procedures/terminals/get-terminal
 import { getTerminalProcedure } from '../procedures/terminals/get-terminal.js';
 import { interruptTerminalProcedure } from '../procedures/terminals/interrupt-terminal.js';
 import { listTerminalsProcedure } from '../procedures/terminals/list-terminals.js';
+import { sendTerminalInputProcedure } from '../procedures/terminals/send-terminal-input.js';
 import { router } from '../procedures/trpc.js';
 
 export const terminalsRouter = router({
@@ -14,5 +15,6 @@ export const terminalsRouter = router({
   delete: deleteTerminalProcedure,
   execute: executeCommandProcedure,
   interrupt: interruptTerminalProcedure,
+  input: sendTerminalInputProcedure,
   output: getTerminalOutputProcedure,
 });

@@ -57,6 +57,9 @@ export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; f
   'terminals.output': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'terminals.execute': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'terminals.interrupt': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
+  // The terminal socket's `input` (CONTRACT §8), guarded as its execute; the general group, since
+  // a terminal client sends one call a keystroke.
+  'terminals.input': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'general', feature: 'systemCommands' },
   'terminals.delete': { guard: { kind: 'permission', permissions: ['terminal:kill'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'security.pending': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'security.confirm': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },

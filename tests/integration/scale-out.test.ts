@@ -14,7 +14,7 @@ import { connect, open, wsUrl } from '../helpers/ws-client.js';
 // CONTRACT §9b: two instances on one PostgreSQL database and one Redis act as one service. What
 // one stores the other reads; a user's push reaches their socket on either; a stream runs where it
 // started and is replayed, followed and aborted from the other; a terminal's requests and a held
-// command's confirmation reaching the other instance are carried to the owner, and answered 503
+// command's confirmation (and keystrokes for its programs) reaching the other instance are carried to the owner, and answered 503
 // (the command kept) when the owner cannot be reached. The shared rate limit is in rate-limits.test.ts.
 
 describe.runIf(redisAvailable && postgresAvailable && sandboxAvailable)('two instances behind one load balancer', () => {
@@ -138,6 +138,12 @@ describe.runIf(redisAvailable && postgresAvailable && sandboxAvailable)('two ins
 
     const ran = await second.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: 'echo carried' } });
     expect(ran.body).toMatchObject({ success: true, output: 'carried', exitCode: 0 });
+
+    // Keystrokes sent at /trpc through the other instance reach the program on the owner.
+    const reading = first.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: 'head -n 1' } });
+    const typed = { json: { terminalId, data: 'typed-elsewhere\n' } };
+    await waitFor(async () => ((await second.request('POST', '/trpc/terminals.input', { json: typed })).status === 200 ? true : undefined));
+    expect((await reading).body).toMatchObject({ success: true, output: expect.stringContaining('typed-elsewhere'), exitCode: 0 });
 
     mkdirSync(join(workspace.path, 'build'), { recursive: true });
     const held = await first.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: 'rm -r build' } });

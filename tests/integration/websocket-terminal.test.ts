@@ -7,7 +7,7 @@ import { requestAs, startAuthService } from '../helpers/auth-service.js';
 import { startIdentityProvider } from '../helpers/identity-provider.js';
 
 // `/api/terminals/:terminalId/ws` (CONTRACT §8) on a real sandboxed PTY: execute through the
-// command pipeline, the frame sequence of one command, input refused (not available yet), resize,
+// command pipeline, the frame sequence of one command, input to running programs only, resize,
 // replay on connect, several viewers, confirmation, refusal, the shell's own end, ownership and
 // token expiry.
 
@@ -60,18 +60,73 @@ describe.runIf(sandboxAvailable)('the terminal WebSocket', () => {
     late.close();
   });
 
-  it('input is refused for now, at the prompt and while a program runs, and nothing reaches bash', async () => {
+  it('input at the shell prompt is refused with an error frame, and nothing runs', async () => {
     const viewer = await open(terminalUrl(terminalId));
     await frames(viewer, (frame) => frame.type === 'status');
-    viewer.send({ type: 'input', data: 'touch smuggled\n' });
+    viewer.send({ type: 'input', data: 'touch smuggled-at-prompt\n' });
     expect((await frames(viewer, (frame) => frame.type === 'error')).at(-1)).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });
-    viewer.send({ type: 'execute', command: 'sleep 0.5' });
-    await frames(viewer, isStatus('busy'));
-    viewer.send({ type: 'input', data: 'touch smuggled\n' });
-    expect((await frames(viewer, (frame) => frame.type === 'error')).at(-1)).toMatchObject({ code: 'INVALID_REQUEST' });
-    await frames(viewer, (frame) => frame.type === 'exit');
     viewer.send({ type: 'execute', command: 'ls' });
     expect(outputOf(await frames(viewer, (frame) => frame.type === 'exit'))).not.toContain('smuggled');
+    viewer.close();
+  });
+
+  it('input reaches the program in the foreground, echoed as on any terminal; the audit names the command, never the keystrokes', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    await frames(viewer, (frame) => frame.type === 'status');
+    viewer.send({ type: 'execute', command: 'head -n 1 | tr a-z A-Z' });
+    await frames(viewer, isStatus('busy'));
+    // The shell marks the start before the programs exist; keystrokes wait in the terminal for them.
+    viewer.send({ type: 'input', data: 'typed-secret\n' });
+    const received = await frames(viewer, (frame) => frame.type === 'exit');
+    expect(received.filter((frame) => frame.type === 'error')).toEqual([]);
+    expect(outputOf(received)).toContain('TYPED-SECRET');
+    expect(received.at(-1)).toEqual({ type: 'exit', exitCode: 0 });
+
+    const entries = (await service.request('GET', '/api/audit/log?type=terminal&limit=20')).body.entries as { details: Record<string, unknown> }[];
+    const input = entries.find((entry) => entry.details.action === 'input');
+    expect(input?.details).toMatchObject({ terminalId, command: 'head -n 1 | tr a-z A-Z' });
+    expect(JSON.stringify(entries)).not.toContain('typed-secret');
+    viewer.close();
+  });
+
+  it('Ctrl-C as input interrupts the foreground program', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    await frames(viewer, (frame) => frame.type === 'status');
+    viewer.send({ type: 'execute', command: 'sleep 30' });
+    await frames(viewer, isStatus('busy'));
+    // Sent until it lands: a Ctrl-C typed before sleep holds the terminal would hit nobody.
+    const ctrlC = setInterval(() => {
+      viewer.send({ type: 'input', data: '\x03' });
+    }, 200);
+    try {
+      expect((await frames(viewer, (frame) => frame.type === 'exit')).at(-1)).toEqual({ type: 'exit', exitCode: 130 });
+    } finally {
+      clearInterval(ctrlC);
+    }
+    viewer.close();
+  });
+
+  it('keystrokes a program leaves unread, or that race its end, never run as commands nor reach the next program', async () => {
+    const viewer = await open(terminalUrl(terminalId));
+    await frames(viewer, (frame) => frame.type === 'status');
+    // `exec </dev/tty` would make an ordinary interactive bash take its next commands from the
+    // terminal; this one reads them from the service's pipe whatever a command does.
+    viewer.send({ type: 'execute', command: 'exec </dev/tty; sleep 0.4' });
+    await frames(viewer, isStatus('busy'));
+    let typed = 0;
+    const typing = setInterval(() => {
+      viewer.send({ type: 'input', data: `touch smuggled-${++typed}\n` });
+    }, 5);
+    await frames(viewer, (frame) => frame.type === 'exit');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    clearInterval(typing);
+    expect(typed).toBeGreaterThan(20);
+
+    viewer.send({ type: 'execute', command: 'timeout 0.5 cat; ls' });
+    const next = outputOf(await frames(viewer, (frame) => frame.type === 'exit'));
+    expect(next).not.toContain('smuggled');
+    viewer.send({ type: 'execute', command: 'echo still-here' });
+    expect(outputOf(await frames(viewer, (frame) => frame.type === 'exit'))).toContain('still-here');
     viewer.close();
   });
 

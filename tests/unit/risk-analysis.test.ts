@@ -116,6 +116,22 @@ const contractRows: Row[] = [
 ];
 
 const adversarialRows: Row[] = [
+  // Keystrokes sent to a running program (the terminal socket's `input`) are never analysed: a
+  // program that runs what is typed into it is confirmed before it starts.
+  row('python3', 'high', 'starts an interactive interpreter: python3 (what is typed into it is not analysed)'),
+  row('bash', 'high', 'starts an interactive interpreter: bash'),
+  row('exec bash', 'high', 'starts an interactive interpreter: bash'),
+  row('env node', 'high', 'starts an interactive interpreter: node'),
+  row('python3 -i tool.py', 'high', 'starts an interactive interpreter: python3'),
+  row('python3 -i tool.py < /dev/null', 'medium', 'runs a script: tool.py'),
+  row('vim README.md', 'high', 'runs commands typed into it, which are not analysed: vim'),
+  row('tmux', 'high', 'runs commands typed into it, which are not analysed: tmux'),
+  row('sqlite3 app.db', 'high', 'runs commands typed into it, which are not analysed: sqlite3'),
+  row("sqlite3 app.db 'select 1'", 'medium', 'not a known read-only command: sqlite3'),
+  row("psql -c 'select 1'", 'medium', 'not a known read-only command: psql'),
+  row('psql', 'high', 'runs commands typed into it, which are not analysed: psql'),
+  row('less README.md', 'low', 'read-only inspection'),
+  row('LESSSECURE=0 less README.md', 'high', 'LESSSECURE'),
   // Quoting and escaping still name the command; anything that needs expansion does not.
   row('"r"m -rf /', 'critical', 'removes the root directory: /'),
   row('\\rm -rf ~', 'critical', 'removes the home directory'),

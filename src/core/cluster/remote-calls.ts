@@ -61,6 +61,7 @@ const carriedPaths = new Set([
   'terminals.output',
   'terminals.execute',
   'terminals.interrupt',
+  'terminals.input',
   'terminals.delete',
   'security.confirm',
   'streams.abort',

@@ -18,6 +18,8 @@ export function runCodeArgument(invocation: Invocation, code: Argument, label: s
   return invocation.engine.runScript(text, shareScope ? invocation.scope : copyScope(invocation.scope), invocation.stdin);
 }
 
+export const interactiveReason = (label: string) => `starts an interactive interpreter: ${label} (what is typed into it is not analysed)`;
+
 export function reportHiddenCode(invocation: Pick<Invocation, 'engine'>, remote: boolean, label: string): void {
   if (remote) invocation.engine.report('critical', `runs remote code: ${label}`);
   else invocation.engine.report('high', `runs code that cannot be analysed: ${label}`);
@@ -26,13 +28,14 @@ export function reportHiddenCode(invocation: Pick<Invocation, 'engine'>, remote:
 /**
  * A shell or interpreter that takes its program from standard input. From a pipe, the pipeline
  * decides (it knows what feeds it); a literal here-document is analysed when the reader is a
- * shell; a terminal means an interactive session, whose lines are analysed one by one later.
+ * shell; a terminal means an interactive session: what is typed into it later (the terminal
+ * socket's `input`) is never analysed, so it is high and confirmed first.
  */
 export function runStdinProgram(invocation: Invocation, label: string, isShell: boolean): Effects | undefined {
   const { engine, stdin } = invocation;
   switch (stdin.kind) {
     case 'terminal':
-      engine.report('medium', `starts an interactive interpreter: ${label}`);
+      engine.report('high', interactiveReason(label));
       return undefined;
     case 'pipe':
       return readsCode;

@@ -4,6 +4,7 @@ import { dataToolRules } from './data-tools.js';
 import { fileChangeRules } from './file-changes.js';
 import { findRules } from './find-command.js';
 import { gitRules } from './git-commands.js';
+import { interactiveProgramRules } from './interactive-programs.js';
 import { interpreterRules } from './interpreters.js';
 import { networkRules } from './network-tools.js';
 import { checkRead, checkUnknownArguments } from './path-access.js';
@@ -16,6 +17,7 @@ import { wrapperRules } from './wrappers.js';
 const rules: ReadonlyMap<string, CommandRule> = new Map([
   ...readOnlyRules, ...findRules, ...textProgramRules, ...fileChangeRules, ...archiveRules, ...dataToolRules,
   ...gitRules, ...wrapperRules, ...interpreterRules, ...networkRules, ...systemRules, ...shellBuiltinRules,
+  ...interactiveProgramRules,
 ]);
 
 /**

@@ -21,6 +21,10 @@ const exactNames: ReadonlySet<string> = new Set([
   'PYTHONSTARTUP',
   'PERL5OPT',
   'RUBYOPT',
+  // less runs LESSOPEN's command on each file, and without LESSSECURE its `!` runs any command.
+  'LESSOPEN',
+  'LESSCLOSE',
+  'LESSSECURE',
 ]);
 
 const dangerousPrefixes: readonly string[] = ['LD_', 'DYLD_', 'GIT_CONFIG_'];

@@ -1,6 +1,6 @@
 import type { CommandRule } from './command-invocation.js';
 import { hasOption, parseOptions, textOf } from './command-options.js';
-import { reportHiddenCode, runCodeArgument, runScriptOperand, runStdinProgram } from './code-strings.js';
+import { interactiveReason, reportHiddenCode, runCodeArgument, runScriptOperand, runStdinProgram } from './code-strings.js';
 import { checkRead } from './path-access.js';
 import { plainText } from './shell-words.js';
 
@@ -57,6 +57,8 @@ interface InterpreterSpec {
   readonly module?: readonly string[];
   /** Options that only print information (`node -v`). */
   readonly info?: readonly string[];
+  /** Options that go on reading code from the terminal after the script (`python -i`). */
+  readonly interactive?: readonly string[];
 }
 
 /** python, perl, ruby, node, …: inline code is high (it cannot be analysed); a script is medium. */
@@ -70,6 +72,9 @@ function interpreter(spec: InterpreterSpec): CommandRule {
     if (inline !== undefined) {
       engine.report('high', `runs inline interpreter code: ${name} ${inline}`);
       return undefined;
+    }
+    if (spec.interactive !== undefined && hasOption(parsed, ...spec.interactive) && invocation.stdin.kind === 'terminal') {
+      engine.report('high', interactiveReason(name));
     }
     if (spec.module !== undefined && hasOption(parsed, ...spec.module)) {
       engine.report('medium', `runs a module: ${name}`);
@@ -87,7 +92,9 @@ function interpreter(spec: InterpreterSpec): CommandRule {
   };
 }
 
-const python = interpreter({ inline: ['-c'], valued: 'cmWX', valuedLong: ['--check-hash-based-pycs'], module: ['-m'], info: ['-V', '--version', '-h', '--help'] });
+const python = interpreter({
+  inline: ['-c'], valued: 'cmWX', valuedLong: ['--check-hash-based-pycs'], module: ['-m'], info: ['-V', '--version', '-h', '--help'], interactive: ['-i'],
+});
 const perl = interpreter({ inline: ['-e', '-E'], valued: 'eEIMm', attached: 'xil0CdDFV', info: ['-v', '--version', '-h'] });
 const ruby = interpreter({ inline: ['-e'], valued: 'eIrCEF', attached: 'WTKx', info: ['-v', '--version', '-h', '--help'] });
 const node = interpreter({
@@ -95,6 +102,7 @@ const node = interpreter({
   valued: 'epr',
   valuedLong: ['--eval', '--print', '--require', '--import', '--loader', '--experimental-loader', '--input-type', '--title', '--conditions'],
   info: ['-v', '--version', '-h', '--help'],
+  interactive: ['-i', '--interactive'],
 });
 const php = interpreter({ inline: ['-r', '-B', '-R', '-E'], valued: 'rBREFfcdz', info: ['-v', '--version', '-h', '-i', '-m'] });
 const lua = interpreter({ inline: ['-e'], valued: 'el', info: ['-v'] });

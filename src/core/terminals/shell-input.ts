@@ -1,13 +1,11 @@
 // How a command travels to the terminal's bash: exactly as typed, whatever its quotes, newlines,
-// control characters or length, and as one command that bash reads and runs as a whole.
-
-/** Canonical TTY input cuts lines at 4095 bytes: longer commands travel as base64 lines. */
-const MAX_DIRECT_LINE = 3000;
+// control characters or length, and as one command that bash reads and runs as a whole. Bash
+// reads its commands from a pipe of ours, never from the terminal (see shell-session.ts).
 
 /**
  * A bash ANSI-C quoted string (`$'…'`) holding exactly `text`, in printable ASCII only: control
- * characters and every byte of a non-ASCII character are escaped, so the terminal driver gives
- * none of them a meaning and the line's length in bytes is its length in characters.
+ * characters and every byte of a non-ASCII character are escaped, so the line holds no newline
+ * but its last and no byte that means anything but itself.
  */
 export function ansiCQuoted(text: string): string {
   let quoted = "$'";
@@ -20,16 +18,21 @@ export function ansiCQuoted(text: string): string {
 }
 
 /**
- * The keystrokes that make bash run `command`: one line that first prints the start marker (to
- * the terminal itself, where no redirection of the command can hide it) and then runs the
- * command through `eval`, so a multi-line command is one command and a trailing backslash cannot
- * leave bash waiting. Lines end in `\n`, which no `stty` setting turns into something else. Past
- * the line limit, the command arrives base64-encoded in a here-document of short lines.
+ * Discards keystrokes still waiting in the terminal (sent to a program that ended before reading
+ * them), so they cannot answer the next program's prompt. `read -N` takes the terminal out of
+ * line mode for the moment, so an unfinished line is taken too; it stops after 20 ms of quiet.
  */
-export function commandInput(command: string, startMarker: string, delimiterNonce: string): string {
-  const direct = `${startMarker}; eval ${ansiCQuoted(command)}\n`;
-  if (direct.length <= MAX_DIRECT_LINE) return direct;
-  const encoded = Buffer.from(command, 'utf8').toString('base64').match(/.{1,76}/g) ?? [];
-  const delimiter = `ASSISTANT_${delimiterNonce}`;
-  return `${startMarker}; eval "$(base64 -d <<'${delimiter}'\n${encoded.join('\n')}\n${delimiter}\n)"\n`;
+export const DISCARD_TYPEAHEAD = 'while read -rsN 65536 -t 0.02 _ </dev/tty; do :; done';
+
+/**
+ * The line that makes bash run `command`: optionally the typeahead discard, then the start
+ * marker (printed to the terminal itself, where no redirection of the command can hide it), then
+ * the command through `eval`, so a multi-line command is one command and a trailing backslash
+ * cannot leave bash waiting. The command's standard input is the terminal; the redirection on
+ * `eval` also gives bash its own input back afterwards, so not even `exec </dev/tty` inside the
+ * command can make bash take its next commands from the terminal.
+ */
+export function commandInput(command: string, startMarker: string, options: { discardTypeahead: boolean }): string {
+  const discard = options.discardTypeahead ? `${DISCARD_TYPEAHEAD}; ` : '';
+  return `${discard}${startMarker}; eval ${ansiCQuoted(command)} </dev/tty\n`;
 }

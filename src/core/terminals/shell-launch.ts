@@ -31,7 +31,8 @@ function userName(): string {
 
 /**
  * A fresh environment: nothing of the service's own (its API keys, database URL) reaches a
- * shell. Pagers are `cat` and Git never prompts, so no command waits for a human by accident.
+ * shell. Pagers are `cat` and Git never prompts, so no command waits for a human by accident;
+ * `less`, run by hand, cannot run commands typed into it (LESSSECURE, kept read-only by the shell).
  */
 function shellEnvironment(home: string, environment: Readonly<Record<string, string>>): Record<string, string> {
   const user = userName();
@@ -47,6 +48,7 @@ function shellEnvironment(home: string, environment: Readonly<Record<string, str
     GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0',
     ...environment,
+    LESSSECURE: '1',
   };
 }
 

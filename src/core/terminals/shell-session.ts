@@ -2,16 +2,20 @@ import { randomBytes } from 'node:crypto';
 import type { IPty, spawn as spawnPty } from 'node-pty';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
 import { markerSettings, MarkerStream, startMarkerCommand, type Marker } from './marker-stream.js';
+import { CommandPipe } from './command-pipe.js';
 import { commandLineOf, currentDirectoryOf, findDescendant, killSession, pidNamespaceOf, readProcessStat } from './process-tree.js';
 import { commandInput } from './shell-input.js';
 import { plainText } from './terminal-output.js';
 
-// One persistent interactive bash on its own PTY. Completion is detected with markers that bash
-// itself prints: one at the head of each command line we send, and PROMPT_COMMAND's (with `$?`)
-// when the command has finished. Echo is off and PS1 empty, so what lies between the two markers is the
-// command's own output. The markers carry a per-session nonce so output cannot collide with them
-// by accident; anything security-relevant (the working directory, whether a program holds the
-// terminal) is read from /proc instead, because a command can print whatever it likes.
+// One persistent interactive bash on its own PTY, reading its commands from a pipe of ours (see
+// command-pipe.ts): the PTY carries the programs' output and the keystrokes sent to them, never a
+// command. Completion is detected with markers that bash itself prints: one at the head of each
+// command line we send, and PROMPT_COMMAND's (with `$?`) when the command has finished. PS1 is
+// empty and commands are not typed, so what lies between the two markers is the command's own
+// output (and the terminal's echo of keystrokes sent to it, as on any terminal). The markers
+// carry a per-session nonce so output cannot collide with them by accident; anything
+// security-relevant (the working directory, whether a program holds the terminal) is read from
+// /proc instead, because a command can print whatever it likes.
 
 export interface ShellLaunch {
   file: string;
@@ -51,6 +55,7 @@ const START_TIMEOUT_MS = 10_000;
 export class ShellSession {
   private readonly nonce = randomBytes(8).toString('hex');
   private readonly terminal: IPty;
+  private readonly commands: CommandPipe;
   private readonly markers: MarkerStream;
   private phase: Phase = 'starting';
   private run: ActiveRun | null = null;
@@ -61,9 +66,16 @@ export class ShellSession {
   private markReady: (() => void) | null = null;
   /** Set by kill(): the PTY may already be closed, so nothing is written any more. */
   private killed = false;
+  /** Keystrokes were sent since the last command started: the next one discards what is left. */
+  private typeahead = false;
+  /** Counts our commands, so that keystrokes meant for one never reach the next. */
+  private runNumber = 0;
+  /** Keystrokes sent before bash started the command they are for. */
+  private earlyInput: string[] = [];
   lastExitCode: number | null = null;
 
-  private constructor(spawn: typeof spawnPty, launch: ShellLaunch) {
+  private constructor(spawn: typeof spawnPty, launch: ShellLaunch, commands: CommandPipe) {
+    this.commands = commands;
     this.markers = new MarkerStream(
       this.nonce,
       (raw) => {
@@ -73,7 +85,8 @@ export class ShellSession {
         this.marker(marker);
       },
     );
-    this.terminal = spawn(launch.file, launch.args, {
+    const { file, args } = commands.wrap(launch);
+    this.terminal = spawn(file, args, {
       name: 'xterm-256color',
       cols: launch.cols ?? 200,
       rows: launch.rows ?? 50,
@@ -93,9 +106,17 @@ export class ShellSession {
   static async start(launch: ShellLaunch): Promise<ShellSession> {
     // Loaded with the first terminal: a service with system commands off never needs it.
     const { spawn } = await import('node-pty');
-    const session = new ShellSession(spawn, launch);
+    const commands = new CommandPipe();
+    let session: ShellSession;
+    try {
+      session = new ShellSession(spawn, launch, commands);
+    } catch (error) {
+      commands.close();
+      throw error;
+    }
     try {
       await session.configure();
+      commands.removeName();
       return session;
     } catch (error) {
       session.kill();
@@ -117,9 +138,10 @@ export class ShellSession {
         reject(new Error('the shell ended while starting'));
       });
     });
-    // Echo off, history expansion off (`!` stays literal), no history file, no prompt of its own.
-    const settings = ['stty -echo', 'set +H', 'set +o history', 'unset HISTFILE', ...markerSettings(this.nonce)];
-    this.terminal.write(`${settings.join('; ')}\n`);
+    // History expansion off (`!` stays literal), no history file, no prompt of its own, and less's
+    // secure mode (see shell-launch.ts) kept.
+    const settings = ['set +H', 'set +o history', 'unset HISTFILE', 'readonly LESSSECURE', ...markerSettings(this.nonce)];
+    this.commands.write(`${settings.join('; ')}\n`);
     await ready;
     this.shellPid = findDescendant(this.terminal.pid, 'bash');
     if (this.shellPid === null) throw new Error('the shell process could not be found');
@@ -175,8 +197,40 @@ export class ShellSession {
     });
     this.run = run;
     this.phase = 'awaiting-start';
-    this.terminal.write(commandInput(command, startMarkerCommand(this.nonce), this.nonce));
+    this.runNumber += 1;
+    this.earlyInput = [];
+    this.commands.write(commandInput(command, startMarkerCommand(this.nonce), { discardTypeahead: this.typeahead }));
+    this.typeahead = false;
     return { finished, outputSoFar: () => runOutput(run) };
+  }
+
+  /**
+   * The command that keystrokes would reach now: ours, from when it is sent until it ends (its
+   * programs read the terminal; bash never does). Null at the prompt.
+   */
+  inputTarget(): number | null {
+    return this.running ? this.runNumber : null;
+  }
+
+  /**
+   * Keystrokes for the programs of command `run` (see inputTarget); false once that one has
+   * ended. Until bash has started the command (and discarded older keystrokes), they wait here.
+   */
+  input(data: string, run: number): boolean {
+    if (this.inputTarget() !== run) return false;
+    if (this.phase === 'awaiting-start') {
+      this.earlyInput.push(data);
+    } else {
+      this.typeahead = true;
+      this.terminal.write(data);
+    }
+    return true;
+  }
+
+  /** The name of the program in the terminal's foreground (the shell's own for a builtin). */
+  foregroundProgramName(): string | null {
+    const groups = this.foregroundGroup();
+    return groups === null ? null : (readProcessStat(groups.foreground)?.comm ?? null);
   }
 
   /**
@@ -203,6 +257,7 @@ export class ShellSession {
     // Once ended, the pid and session id may already belong to an unrelated process.
     if (this.killed || this.phase === 'exited') return;
     this.killed = true;
+    this.commands.close();
     killSession(this.terminal.pid);
     try {
       this.terminal.kill('SIGKILL');
@@ -241,6 +296,9 @@ export class ShellSession {
       if (this.phase !== 'awaiting-start') return;
       this.phase = 'running';
       if (this.run?.interrupting) this.interruptRun(this.run);
+      const early = this.earlyInput.join('');
+      this.earlyInput = [];
+      if (early !== '') this.input(early, this.runNumber);
       return;
     }
     if (this.phase === 'starting') {
@@ -276,6 +334,7 @@ export class ShellSession {
     if (this.phase === 'exited') return;
     // Jobs left running by a shell that ended on its own (`exit`) would otherwise be orphans.
     killSession(this.terminal.pid);
+    this.commands.close();
     this.markers.flush();
     this.phase = 'exited';
     const run = this.run;

@@ -16,6 +16,17 @@ export const OUTPUT_LOG_LINES = 10_000;
 /** Raw output kept for a terminal WebSocket's replay on connect (ANSI and all). */
 const RECENT_RAW_CHARS = 64 * 1024;
 
+/** Who keystrokes sent now would reach (see TerminalSession.inputTarget). */
+export interface InputTarget {
+  /** Which of this terminal's commands is running. */
+  run: number;
+  command: string;
+  /** The program holding the terminal, as the kernel names it. */
+  program: string | null;
+  /** No keystrokes were sent to this command before. */
+  first: boolean;
+}
+
 export interface TerminalInit {
   id: string;
   ownerId: string;
@@ -42,6 +53,9 @@ export class TerminalSession {
   /** Set from an execute's first check until its command is sent, held or refused. */
   private reserved = false;
   private lastKnownDirectory: string;
+  /** The command last sent to the shell, and the last one that was sent keystrokes. */
+  private lastCommand = '';
+  private lastInputRun = 0;
 
   constructor(init: TerminalInit) {
     this.id = init.id;
@@ -123,6 +137,7 @@ export class TerminalSession {
     } finally {
       this.reserved = false;
     }
+    this.lastCommand = command;
     this.log.command(command);
     this.touch();
     this.announce('busy');
@@ -144,6 +159,27 @@ export class TerminalSession {
     clearTimeout(timer);
     if (outcome === null) return { kind: 'timedOut', output: outputSoFar() };
     return { kind: 'completed', output: outcome.output, exitCode: outcome.exitCode };
+  }
+
+  /**
+   * Keystrokes go only to a running command's programs (CONTRACT §8): at the shell's prompt
+   * there is no one to read them, and the shell itself never takes commands from the terminal.
+   */
+  inputTarget(): InputTarget {
+    const run = this.shell.inputTarget();
+    if (run === null) {
+      throw AppError.invalid('No program is running in this terminal to read input; send commands with `execute`', { reason: 'no_program' });
+    }
+    return { run, command: this.lastCommand, program: this.shell.foregroundProgramName(), first: run !== this.lastInputRun };
+  }
+
+  /** Sends keystrokes to the command `target` named, unless it has ended meanwhile. */
+  sendInput(data: string, target: InputTarget): void {
+    if (!this.shell.input(data, target.run)) {
+      throw AppError.invalid('The program has ended; send commands with `execute`', { reason: 'no_program' });
+    }
+    this.lastInputRun = target.run;
+    this.touch();
   }
 
   interrupt(): void {

@@ -1,0 +1,48 @@
+import type { CommandRule } from './command-invocation.js';
+import { hasOption, parseOptions, type OptionSyntax } from './command-options.js';
+import { checkUnknownArguments } from './path-access.js';
+
+// Programs that run shell commands typed into them: an editor's `:!cmd`, a debugger's `shell`, a
+// multiplexer's new window, a database shell's `\!`. Keystrokes sent to a running program (the
+// terminal socket's `input`) are never analysed, so starting one of these is as good as an
+// unanalysed command line: high, so that it is confirmed first. (Shells and interpreters read
+// from the terminal are rated where their code is, in code-strings.ts.)
+
+const reason = (name: string) => `runs commands typed into it, which are not analysed: ${name}`;
+
+const typedCommands: CommandRule = (invocation) => {
+  invocation.engine.report('high', reason(invocation.name));
+  checkUnknownArguments(invocation, invocation.args);
+  return undefined;
+};
+
+/**
+ * A database shell is only interactive without a query to run: `psql -c`, `mysql -e`,
+ * `sqlite3 file.db "select …"` run it and end.
+ */
+function databaseShell(batch: readonly string[], syntax: OptionSyntax, maxOperands: number): CommandRule {
+  return (invocation) => {
+    const parsed = parseOptions(invocation.args, syntax);
+    if (hasOption(parsed, ...batch) || parsed.operands.length > maxOperands) {
+      invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+      checkUnknownArguments(invocation, invocation.args);
+      return undefined;
+    }
+    return typedCommands(invocation);
+  };
+}
+
+const psql = databaseShell(['-c', '--command', '-f', '--file', '-l', '--list', '-V', '--version'], { valued: 'cdfhpUvoLTPFR', valuedLong: ['--command', '--file', '--dbname', '--host', '--port', '--username'] }, 2);
+const mysql = databaseShell(['-e', '--execute', '-V', '--version'], { valued: 'eDhPuSp', valuedLong: ['--execute', '--database', '--host', '--port', '--user'] }, 1);
+const sqlite = databaseShell(['-version', '--version', '-cmd'], { valuedLong: ['-cmd', '-separator', '-newline', '-nullvalue'] }, 1);
+
+const editorsAndTools = [
+  'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'ex', 'ed', 'red', 'emacs', 'nano', 'pico', 'joe', 'jed', 'mg', 'micro', 'kak', 'hx',
+  'more', 'most', 'gdb', 'lldb', 'pdb', 'tmux', 'screen', 'script', 'ftp', 'sftp', 'mc', 'ranger', 'nnn', 'lf', 'irb', 'pry', 'ghci',
+  'R', 'tclsh', 'wish', 'expect', 'mongo', 'mongosh', 'lynx', 'w3m', 'dc',
+];
+
+export const interactiveProgramRules: ReadonlyMap<string, CommandRule> = new Map<string, CommandRule>([
+  ...editorsAndTools.map((name): [string, CommandRule] => [name, typedCommands]),
+  ['psql', psql], ['mysql', mysql], ['mariadb', mysql], ['sqlite3', sqlite],
+]);
