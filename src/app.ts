@@ -43,7 +43,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   }
   const instanceId = newId();
   const database = await createDatabase(config.DATABASE_URL, instanceId);
-  const store = { db: database.db, chat: database.chat, kind: database.kind };
+  const store = { db: database.db, chat: database.chat, reads: database.reads, kind: database.kind };
   await ensureActiveModel(store, config);
   // Redis may be down now: the service starts, and reconnects behind the scenes.
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;

@@ -1,4 +1,4 @@
-import type { Conversation, Message } from '../../generated/sqlite/client.js';
+import type { Prisma } from '../../generated/sqlite/client.js';
 import { jsonObject } from '../db/store.js';
 
 export const messageRoles = ['user', 'assistant', 'system', 'tool'] as const;
@@ -24,7 +24,29 @@ export interface MessageView {
   usage?: Record<string, unknown>;
 }
 
-export function toSummary(row: Conversation): ConversationSummary {
+/** A Conversation row's listed columns, as Prisma or a driver statement reads them. */
+export interface ConversationSummaryRow {
+  id: string;
+  title: string;
+  createdAt: Date;
+  lastModified: Date;
+  messageCount: number;
+}
+
+/** A Message row's shown columns, JSON parsed, as Prisma or a driver statement reads them. */
+export interface MessageViewRow {
+  id: string;
+  role: string;
+  content: string;
+  createdAt: Date;
+  toolCalls: Prisma.JsonValue | null;
+  model: string | null;
+  provider: string | null;
+  finishReason: string | null;
+  usage: Prisma.JsonValue | null;
+}
+
+export function toSummary(row: ConversationSummaryRow): ConversationSummary {
   return {
     id: row.id,
     title: row.title,
@@ -34,7 +56,7 @@ export function toSummary(row: Conversation): ConversationSummary {
   };
 }
 
-export function toMessageView(row: Message): MessageView {
+export function toMessageView(row: MessageViewRow): MessageView {
   return {
     id: row.id,
     role: row.role as MessageRole,

@@ -1,6 +1,7 @@
 import { jsonObject, type Store } from '../db/store.js';
 import { toMessageView, toSummary, type ConversationSummary, type MessageView } from './conversation-views.js';
-import { requireOwnConversation } from './find-conversation.js';
+import { AppError } from '../errors/app-error.js';
+import { isId } from '../ids.js';
 
 export interface LoadedConversation {
   conversation: ConversationSummary;
@@ -9,11 +10,9 @@ export interface LoadedConversation {
 }
 
 export async function loadConversation(store: Store, userId: string, id: string): Promise<LoadedConversation> {
-  const conversation = await requireOwnConversation(store, userId, id);
-  const messages = await store.db.message.findMany({
-    where: { conversationId: conversation.id },
-    orderBy: { seq: 'asc' },
-  });
+  const conversation = isId(id) ? await store.reads.find(id) : null;
+  if (conversation?.ownerId !== userId) throw AppError.notFound('Conversation');
+  const messages = await store.reads.messages(conversation.id);
   return {
     conversation: toSummary(conversation),
     messages: messages.map(toMessageView),

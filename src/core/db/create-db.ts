@@ -6,8 +6,11 @@ import pg from 'pg';
 import { PrismaClient } from '../../generated/sqlite/client.js';
 import { PrismaClient as PostgresPrismaClient } from '../../generated/postgresql/client.js';
 import type { ChatStore } from '../chat-store/chat-store.js';
+import type { ConversationReads } from '../chat-store/conversation-reads.js';
 import { PostgresChatStore } from '../chat-store/postgres-chat-store.js';
+import { PostgresConversationReads } from '../chat-store/postgres-conversation-reads.js';
 import { SqliteChatStore } from '../chat-store/sqlite-chat-store.js';
+import { SqliteConversationReads } from '../chat-store/sqlite-conversation-reads.js';
 import type { DatabaseKind } from '../config/load-config.js';
 
 /**
@@ -21,6 +24,8 @@ export interface Database {
   db: Db;
   /** The chat engine's statements on the same database (chat-store/chat-store.ts). */
   chat: ChatStore;
+  /** The conversation list and messages on the drivers (chat-store/conversation-reads.ts). */
+  reads: ConversationReads;
   kind: DatabaseKind;
   close(): Promise<void>;
 }
@@ -47,12 +52,15 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
     await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
     await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
     const chat = new SqliteChatStore(path, instanceId);
+    const reads = new SqliteConversationReads(path);
     return {
       db,
       chat,
+      reads,
       kind: 'sqlite',
       close: async () => {
         await chat.close();
+        await reads.close();
         await db.$disconnect();
       },
     };
@@ -66,6 +74,7 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
   return {
     db,
     chat: new PostgresChatStore(pool, instanceId),
+    reads: new PostgresConversationReads(pool),
     kind: 'postgresql',
     close: async () => {
       await client.$disconnect();

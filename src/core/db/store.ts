@@ -1,5 +1,6 @@
 import type { Prisma } from '../../generated/sqlite/client.js';
 import type { ChatStore } from '../chat-store/chat-store.js';
+import type { ConversationReads } from '../chat-store/conversation-reads.js';
 import type { DatabaseKind } from '../config/load-config.js';
 import type { Db } from './create-db.js';
 
@@ -8,6 +9,8 @@ export interface Store {
   db: Db;
   /** The chat engine's hot path, on the drivers themselves (chat-store/chat-store.ts). */
   chat: ChatStore;
+  /** The conversation list and messages, on the drivers too (chat-store/conversation-reads.ts). */
+  reads: ConversationReads;
   kind: DatabaseKind;
 }
 

@@ -31,7 +31,7 @@ async function databaseReachable(store: Store): Promise<boolean> {
     }, DATABASE_CHECK_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([store.db.$queryRawUnsafe('SELECT 1').then(() => true), timeout]);
+    return await Promise.race([store.reads.ping().then(() => true), timeout]);
   } catch {
     return false;
   } finally {
