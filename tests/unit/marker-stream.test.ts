@@ -13,10 +13,10 @@ const started = '\x1b]6973;B;abc\x07';
 const prompt = (code: number) => `\x1b]6973;D;abc;${code}\x07`;
 
 describe('MarkerStream', () => {
-  it('separates output from start and prompt markers', () => {
-    const { output, markers } = collect([`${started}hello\r\n${prompt(0)}`]);
+  it('separates output from discard, start and prompt markers', () => {
+    const { output, markers } = collect([`\x1b]6973;F;abc\x07${started}hello\r\n${prompt(0)}`]);
     expect(output).toBe('hello\r\n');
-    expect(markers).toEqual([{ kind: 'started' }, { kind: 'prompt', exitCode: 0 }]);
+    expect(markers).toEqual([{ kind: 'flush' }, { kind: 'started' }, { kind: 'prompt', exitCode: 0 }]);
   });
 
   it('finds a marker cut anywhere between chunks', () => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { ansiCQuoted, commandInput, DISCARD_TYPEAHEAD } from '../../src/core/terminals/shell-input.js';
+import { ansiCQuoted, commandInput } from '../../src/core/terminals/shell-input.js';
 
 // What reaches the terminal's bash must be exactly what the caller sent: checked against a real
 // bash, with the characters that quoting usually gets wrong.
@@ -31,17 +31,13 @@ describe('ansiCQuoted', () => {
 });
 
 describe('commandInput', () => {
-  it('sends a command as one line: the start marker, then the command through eval reading the terminal', () => {
-    expect(commandInput("echo 'hi'", 'mark', { discardTypeahead: false })).toBe("mark; eval $'echo \\'hi\\'' </dev/tty\n");
-  });
-
-  it('discards leftover keystrokes first when some were sent', () => {
-    expect(commandInput('true', 'mark', { discardTypeahead: true })).toBe(`${DISCARD_TYPEAHEAD}; mark; eval $'true' </dev/tty\n`);
+  it('sends a command as one line: the preamble, then the command through eval reading the terminal', () => {
+    expect(commandInput("echo 'hi'", 'mark')).toBe("mark; eval $'echo \\'hi\\'' </dev/tty\n");
   });
 
   it('sends only printable ASCII on a single line, however long the command', () => {
     const command = `echo ünï \x03 \x04 \x15\n${'x'.repeat(10_000)}`;
-    const input = commandInput(command, 'true', { discardTypeahead: false });
+    const input = commandInput(command, 'true');
     expect(input.slice(0, -1)).toMatch(/^[\x20-\x7e]*$/);
     const script = input.replace(/^true; eval /, 'printf %s ').replace(/ <\/dev\/tty\n$/, '');
     expect(spawnSync('bash', ['-c', script], { encoding: 'utf8' }).stdout).toBe(command);

@@ -48,6 +48,7 @@ export function runStdinProgram(invocation: Invocation, label: string, isShell: 
       return undefined;
     case 'file':
       if (stdin.remote) reportHiddenCode(invocation, true, `${label} <`);
+      else if (readsTerminal(stdin.argument.text)) engine.report('high', interactiveReason(label));
       else engine.report('medium', `runs a script: ${stdin.argument.text}`);
       return undefined;
   }
@@ -59,7 +60,19 @@ export function runScriptOperand(invocation: Invocation, script: Argument, label
     reportHiddenCode(invocation, script.remote, `${label} <(…)`);
     return undefined;
   }
+  if (readsTerminal(script.text)) {
+    invocation.engine.report('high', interactiveReason(label));
+    return undefined;
+  }
   invocation.engine.report('medium', `runs a script: ${script.text}`);
   checkRead(invocation, script);
   return undefined;
+}
+
+/**
+ * `source /dev/tty`, `bash /dev/stdin`, `. /proc/self/fd/0`: code read from the terminal, or from
+ * a descriptor that may be it, is typed later and never analysed, as in an interactive session.
+ */
+function readsTerminal(path: string): boolean {
+  return /^\/dev\/(tty\w*|stdin|console|pts\/.*|fd\/.*)$/.test(path) || /^\/proc\/[^/]+\/fd\//.test(path);
 }

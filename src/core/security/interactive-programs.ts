@@ -37,9 +37,9 @@ const mysql = databaseShell(['-e', '--execute', '-V', '--version'], { valued: 'e
 const sqlite = databaseShell(['-version', '--version', '-cmd'], { valuedLong: ['-cmd', '-separator', '-newline', '-nullvalue'] }, 1);
 
 const editorsAndTools = [
-  'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'ex', 'ed', 'red', 'emacs', 'nano', 'pico', 'joe', 'jed', 'mg', 'micro', 'kak', 'hx',
+  'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'rvim', 'vim.basic', 'vim.tiny', 'vim.nox', 'ex', 'ed', 'red', 'emacs', 'nano', 'pico', 'joe', 'jed', 'mg', 'micro', 'kak', 'hx',
   'more', 'most', 'gdb', 'lldb', 'pdb', 'tmux', 'screen', 'script', 'ftp', 'sftp', 'mc', 'ranger', 'nnn', 'lf', 'irb', 'pry', 'ghci',
-  'R', 'tclsh', 'wish', 'expect', 'mongo', 'mongosh', 'lynx', 'w3m', 'dc',
+  'R', 'tclsh', 'wish', 'expect', 'mongo', 'mongosh', 'lynx', 'w3m', 'dc', 'ncdu', 'tig', 'aptitude', 'crontab', 'visudo', 'vipw',
 ];
 
 export const interactiveProgramRules: ReadonlyMap<string, CommandRule> = new Map<string, CommandRule>([

@@ -1,5 +1,5 @@
 import type { CommandRule } from './command-invocation.js';
-import { hasOption, parseOptions, textOf } from './command-options.js';
+import { hasOption, optionValues, parseOptions, textOf, type ParsedCommand } from './command-options.js';
 import { interactiveReason, reportHiddenCode, runCodeArgument, runScriptOperand, runStdinProgram } from './code-strings.js';
 import { checkRead } from './path-access.js';
 import { plainText } from './shell-words.js';
@@ -59,6 +59,23 @@ interface InterpreterSpec {
   readonly info?: readonly string[];
   /** Options that go on reading code from the terminal after the script (`python -i`). */
   readonly interactive?: readonly string[];
+  /** Modules that read code from the terminal (`python -m pdb`, `-m code`). */
+  readonly interactiveModules?: readonly string[];
+  /** Options, or `option=value` pairs, that start a debugger reading the terminal (`perl -d`, `ruby -rdebug`). */
+  readonly debugger?: readonly string[];
+  /** A first operand that is a debugger, not a script (`node inspect app.js`). */
+  readonly debuggerOperand?: string;
+}
+
+/** Whether the interpreter will take code typed at the terminal, which is never analysed. */
+function readsTypedCode(spec: InterpreterSpec, invocation: Parameters<CommandRule>[0], parsed: ParsedCommand): boolean {
+  if (spec.interactive !== undefined && hasOption(parsed, ...spec.interactive) && invocation.stdin.kind === 'terminal') return true;
+  if (spec.interactiveModules?.some((name) => optionValues(parsed, ...(spec.module ?? [])).some((value) => textOf(value) === name)) === true) return true;
+  for (const entry of spec.debugger ?? []) {
+    const [option = '', value] = entry.split('=');
+    if (value === undefined ? hasOption(parsed, option) : optionValues(parsed, option).some((given) => textOf(given) === value)) return true;
+  }
+  return spec.debuggerOperand !== undefined && textOf(invocation.args[parsed.rest]) === spec.debuggerOperand;
 }
 
 /** python, perl, ruby, node, …: inline code is high (it cannot be analysed); a script is medium. */
@@ -73,9 +90,7 @@ function interpreter(spec: InterpreterSpec): CommandRule {
       engine.report('high', `runs inline interpreter code: ${name} ${inline}`);
       return undefined;
     }
-    if (spec.interactive !== undefined && hasOption(parsed, ...spec.interactive) && invocation.stdin.kind === 'terminal') {
-      engine.report('high', interactiveReason(name));
-    }
+    if (readsTypedCode(spec, invocation, parsed)) engine.report('high', interactiveReason(name));
     if (spec.module !== undefined && hasOption(parsed, ...spec.module)) {
       engine.report('medium', `runs a module: ${name}`);
       return undefined;
@@ -94,15 +109,17 @@ function interpreter(spec: InterpreterSpec): CommandRule {
 
 const python = interpreter({
   inline: ['-c'], valued: 'cmWX', valuedLong: ['--check-hash-based-pycs'], module: ['-m'], info: ['-V', '--version', '-h', '--help'], interactive: ['-i'],
+  interactiveModules: ['code', 'pdb', 'idlelib', 'asyncio', 'IPython', 'ptpython', 'bpython'],
 });
-const perl = interpreter({ inline: ['-e', '-E'], valued: 'eEIMm', attached: 'xil0CdDFV', info: ['-v', '--version', '-h'] });
-const ruby = interpreter({ inline: ['-e'], valued: 'eIrCEF', attached: 'WTKx', info: ['-v', '--version', '-h', '--help'] });
+const perl = interpreter({ inline: ['-e', '-E'], valued: 'eEIMm', attached: 'xil0CdDFV', info: ['-v', '--version', '-h'], debugger: ['-d'] });
+const ruby = interpreter({ inline: ['-e'], valued: 'eIrCEF', attached: 'WTKx', info: ['-v', '--version', '-h', '--help'], debugger: ['-r=debug'] });
 const node = interpreter({
   inline: ['-e', '--eval', '-p', '--print'],
   valued: 'epr',
   valuedLong: ['--eval', '--print', '--require', '--import', '--loader', '--experimental-loader', '--input-type', '--title', '--conditions'],
   info: ['-v', '--version', '-h', '--help'],
   interactive: ['-i', '--interactive'],
+  debuggerOperand: 'inspect',
 });
 const php = interpreter({ inline: ['-r', '-B', '-R', '-E'], valued: 'rBREFfcdz', info: ['-v', '--version', '-h', '-i', '-m'] });
 const lua = interpreter({ inline: ['-e'], valued: 'el', info: ['-v'] });

@@ -1,6 +1,6 @@
 import type { Argument, Engine, Invocation, Scope } from './command-invocation.js';
 import {
-  absolutePath, locatePath, patternDirectory, protectedByRemoval, protectedByRemovingEntries,
+  absolutePath, isInheritedDescriptor, locatePath, patternDirectory, protectedByRemoval, protectedByRemovingEntries,
   type LocatedPath, type Protected,
 } from './path-scope.js';
 
@@ -60,7 +60,8 @@ function reportWrite(engine: Engine, located: LocatedPath, text: string, verb: '
       engine.report('medium', `${verb} under /tmp: ${text}`);
       return;
     case 'special':
-      engine.report('medium', `${verb} a special file: ${text}`);
+      if (isInheritedDescriptor(located.real)) engine.report('high', `${verb} an inherited descriptor: ${text}`);
+      else engine.report('medium', `${verb} a special file: ${text}`);
       return;
     case 'network':
       engine.report('high', `opens a network connection: ${text}`);

@@ -34,7 +34,17 @@ export interface PathPolicy {
 const specialPaths: ReadonlySet<string> = new Set([
   '/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/tty', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom',
 ]);
-const specialPrefixes = ['/dev/fd/', '/proc/self/fd/'];
+const specialPrefixes = ['/dev/fd/', '/proc/self/fd/', '/proc/thread-self/fd/'];
+
+/**
+ * A special file that reopens a descriptor other than the command's own output: its standard
+ * input (the terminal) or one it inherited (the shell's command input, for one).
+ */
+export function isInheritedDescriptor(path: string): boolean {
+  if (path === '/dev/stdin') return true;
+  const number = /^\/(?:dev|proc\/self|proc\/thread-self)\/fd\/(\d+)$/.exec(path)?.[1];
+  return number !== undefined && (Number(number) === 0 || Number(number) >= 3);
+}
 const networkPrefixes = ['/dev/tcp/', '/dev/udp/'];
 const blockDevicePattern = /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|loop|dm-|md|nbd|zram|mapper\/|disk\/)/;
 const tmpRoots = ['/tmp', '/private/tmp'];

@@ -26,6 +26,12 @@ export function applyRedirects(walker: RedirectWalker, redirs: readonly Redirect
     effects.push(found);
     const fd = redirect.N?.Value ?? null;
     const toStdin = fd === null || fd === '0';
+    // Bash keeps its own descriptors from 10 up (a terminal's command input among them): a
+    // command that closes or replaces one (`10<&-`, `{fd}<&-` with fd=10) can point the shell at
+    // input nobody analyses.
+    if (fd !== null && !(/^\d+$/.test(fd) && Number(fd) < 10)) {
+      walker.engine.report('high', `changes a descriptor the shell may use itself: ${walker.textOf(redirect)}`);
+    }
     const target = redirect.Word === null ? null : walker.argument(redirect.Word, scope, found.network);
     if (target === null) continue;
     const site = { engine: walker.engine, scope };
@@ -36,7 +42,11 @@ export function applyRedirects(walker: RedirectWalker, redirs: readonly Redirect
       if (redirect.Op === RedirOp.readWrite && toStdin) feed = { kind: 'file', argument: target, remote: network };
     } else if (redirect.Op === RedirOp.dupIn || redirect.Op === RedirOp.dupOut) {
       // `2>&1`, `>&-`, `<&3` duplicate descriptors; only `>& file` writes a file.
-      if (target.value.kind === 'literal' && /^(\d+-?|-)$/.test(target.value.text)) continue;
+      if (target.value.kind === 'literal' && /^(\d+-?|-)$/.test(target.value.text)) {
+        // 0–2 are the command's own; a higher one was inherited (the shell's input, say).
+        if (Number.parseInt(target.value.text, 10) >= 3) walker.engine.report('high', `uses an inherited descriptor: ${walker.textOf(redirect)}`);
+        continue;
+      }
       if (redirect.Op === RedirOp.dupOut) checkWrite(site, target);
       else checkRead(site, target);
     } else if (redirect.Op === RedirOp.read) {

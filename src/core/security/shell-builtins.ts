@@ -60,6 +60,8 @@ function assignsNames(invocation: Invocation, names: readonly (string | null)[])
 const read: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, { valued: 'adinNptu' });
   assignsNames(invocation, [...parsed.operands, ...optionValues(parsed, '-a')].map(textOf));
+  // With line editing, keys typed into it run shell code (readline's shell-expand-line, edit-and-execute).
+  if (hasOption(parsed, '-e')) invocation.engine.report('high', `runs commands typed into it, which are not analysed: ${invocation.name} -e`);
   invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
   return undefined;
 };

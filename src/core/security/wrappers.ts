@@ -25,6 +25,17 @@ function wrapper(syntax: OptionSyntax, skip = 0, noCommand: readonly string[] = 
   };
 }
 
+const execWrapped = wrapper({ valued: 'a' });
+
+/** `exec -c` runs its command with an empty environment, as `env -i` does. */
+const execWrapper: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args, { valued: 'a', stopAtOperand: true });
+  if (hasOption(parsed, '-c') && parsed.rest < invocation.args.length) {
+    invocation.engine.report('high', `runs a program without the terminal's safe environment: ${invocation.name} -c`);
+  }
+  return execWrapped(invocation);
+};
+
 /** Leading `NAME=value` words (env, sudo): each is an assignment in the wrapped command's environment. */
 function takeAssignments(invocation: Invocation, args: readonly Argument[]): readonly Argument[] {
   let index = 0;
@@ -47,7 +58,11 @@ function inDirectory(invocation: Invocation, directory: Argument | undefined): S
 const env: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, { valued: 'uCS', valuedLong: ['--unset', '--chdir', '--split-string'], stopAtOperand: true });
   let rest: readonly Argument[] = invocation.args.slice(parsed.rest);
+  const cleared = textOf(rest[0]) === '-' || hasOption(parsed, '-i', '--ignore-environment', '-u', '--unset');
   if (textOf(rest[0]) === '-') rest = rest.slice(1);
+  // The terminal's environment keeps pagers non-interactive and `less` in its secure mode; without
+  // it, `git log` or `less` run commands typed into them (see shell-launch.ts).
+  if (cleared && rest.length > 0) invocation.engine.report('high', `runs a program without the terminal's safe environment: ${invocation.name}`);
   rest = takeAssignments(invocation, rest);
   const scope = inDirectory(invocation, optionValues(parsed, '-C', '--chdir').at(-1));
   const [split] = optionValues(parsed, '-S', '--split-string');
@@ -201,7 +216,7 @@ export const wrapperRules: ReadonlyMap<string, CommandRule> = new Map<string, Co
   ['nohup', wrapper({})],
   ['setsid', wrapper({})],
   ['builtin', wrapper({})],
-  ['exec', wrapper({ valued: 'a' })],
+  ['exec', execWrapper],
   ['command', command],
   ['time', time],
   ['timeout', wrapper({ valued: 'sk', valuedLong: ['--signal', '--kill-after'] }, 1)],

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { chmodSync, constants, fstatSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,27 +7,45 @@ import { join } from 'node:path';
 // Where a terminal's bash reads its commands from: a named pipe that only the service writes.
 // The terminal (the PTY) is then only ever read by programs, so keystrokes sent to a program,
 // even ones it leaves unread or that arrive just after it ended, can never become a command that
-// skipped the risk analysis, the confirmation and the audit log. The pipe lives in a private
-// directory outside the sandbox's view only until bash has opened it; then its name is removed.
+// skipped the risk analysis, the confirmation and the audit log.
+//
+// Nobody else can write to the pipe: once the service holds it open its mode is read-only, and
+// under bubblewrap the shell opens it through a read-only bind mount, so a command can neither
+// reopen it for writing (through /proc/self/fd/N, say) nor change its mode back. The shell's
+// PROMPT_COMMAND checks before each line that this pipe is still its input (marker-stream.ts).
 
 export interface CommandLaunch {
   file: string;
+  /** Under bubblewrap, its arguments up to and including `--`, then the shell's. */
   args: string[];
+  sandboxed: boolean;
 }
+
+/** Where the pipe's folder appears inside the sandbox. */
+const SANDBOX_FOLDER = '/run/assistant-shell';
 
 export class CommandPipe {
   private readonly directory: string;
   private readonly path: string;
   private readonly writer: Socket;
+  /** The pipe's identity, to recognise it as a process's standard input. */
+  private readonly identity: { dev: number; ino: number };
+  /** The pipe's path as the shell sees it (it goes into the shell's settings unquoted). */
+  readonly shellPath: string;
 
-  constructor() {
+  constructor(sandboxed: boolean) {
     this.directory = mkdtempSync(join(tmpdir(), 'assistant-shell-'));
     this.path = join(this.directory, 'commands');
+    this.shellPath = sandboxed ? `${SANDBOX_FOLDER}/commands` : this.path;
     try {
+      if (!/^[\w./-]+$/.test(this.shellPath)) throw new Error(`the temporary folder's path is not a plain path: ${this.path}`);
       execFileSync('mkfifo', ['-m', '600', this.path], { stdio: 'ignore' });
       // Read-write, so opening never waits for bash and the pipe never reports a closed reader
       // (the shell's end is told by the PTY instead).
       const fd = openSync(this.path, constants.O_RDWR | constants.O_NONBLOCK);
+      chmodSync(this.path, 0o400);
+      const { dev, ino } = fstatSync(fd);
+      this.identity = { dev, ino };
       this.writer = new Socket({ fd, readable: false, writable: true });
     } catch (error) {
       this.removeName();
@@ -39,25 +57,43 @@ export class CommandPipe {
   }
 
   /**
-   * The shell's launch with its standard input redirected to the pipe by a POSIX shell that
-   * then execs it, before any sandbox is entered (the sandbox cannot see the pipe's directory).
+   * The shell's launch with its standard input redirected to the pipe by a POSIX shell that then
+   * execs it: inside the sandbox, through a read-only bind mount of the pipe's folder, or before
+   * it starts the shell when there is no sandbox.
    */
-  wrap(launch: CommandLaunch): CommandLaunch {
-    return { file: '/bin/sh', args: ['-c', 'exec "$@" <"$0"', this.path, launch.file, ...launch.args] };
+  wrap(launch: CommandLaunch): { file: string; args: string[] } {
+    const redirect = ['-c', 'exec "$@" <"$0"', this.shellPath];
+    if (!launch.sandboxed) return { file: '/bin/sh', args: [...redirect, launch.file, ...launch.args] };
+    const end = launch.args.indexOf('--');
+    if (end < 0) throw new Error('the sandbox arguments do not end with --');
+    const sandbox = launch.args.slice(0, end);
+    const shell = launch.args.slice(end + 1);
+    return { file: launch.file, args: [...sandbox, '--ro-bind', this.directory, SANDBOX_FOLDER, '--', '/bin/sh', ...redirect, ...shell] };
   }
 
   write(text: string): void {
     this.writer.write(text);
   }
 
-  /** Once bash holds the pipe open, its name is no longer needed by anyone. */
-  removeName(): void {
-    rmSync(this.directory, { recursive: true, force: true });
+  /**
+   * Whether process `pid` still reads this pipe as its standard input: false when it reads
+   * something else, null when that cannot be seen (the process is gone, or /proc refuses).
+   */
+  isInputOf(pid: number): boolean | null {
+    try {
+      const { dev, ino } = statSync(`/proc/${pid}/fd/0`);
+      return dev === this.identity.dev && ino === this.identity.ino;
+    } catch {
+      return null;
+    }
   }
 
   close(): void {
     this.removeName();
     this.writer.destroy();
   }
-}
 
+  private removeName(): void {
+    rmSync(this.directory, { recursive: true, force: true });
+  }
+}

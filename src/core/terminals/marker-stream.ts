@@ -1,23 +1,27 @@
 // Splits a shell's PTY output into ordinary output and the markers our bash settings print: an
-// OSC sequence `ESC ] 6973 ; <kind> ; <nonce> [; <exit code>] BEL`. A marker may arrive cut
+// OSC sequence `ESC ] 6973 ; <kind> ; <nonce> [; <exit code>] BEL`: B a command started, D the
+// prompt with the last exit code, F a request to end the typeahead discard (shell-input.ts). A marker may arrive cut
 // between two chunks; output that merely looks like one passes through untouched.
 
 const MARKER_INTRO = '\x1b]6973;';
 const MAX_MARKER_LENGTH = 128;
 
-export type Marker = { kind: 'started' } | { kind: 'prompt'; exitCode: number };
+export type Marker = { kind: 'started' } | { kind: 'prompt'; exitCode: number } | { kind: 'flush' };
 
 /**
  * The shell settings for the markers: PROMPT_COMMAND prints the prompt marker with `$?`, to
  * /dev/tty so that `exec >/dev/null` cannot hide it, and it and the prompts are read-only so a
  * command cannot switch them off. The start marker is printed by each command line itself.
+ * Before the marker, PROMPT_COMMAND ends the shell at once if its input is no longer the service's command pipe
+ * (`commandsPath`, see command-pipe.ts), say because a command closed the copy bash restores it
+ * from: it must never read a line from anywhere else, the terminal's keystrokes least of all.
  */
-export function markerSettings(nonce: string): string[] {
+export function markerSettings(nonce: string, commandsPath: string): string[] {
   return [
     "PS0=''",
     "PS1=''",
     "PS2=''",
-    `PROMPT_COMMAND='printf "\\e]6973;D;${nonce};%s\\a" "$?" >/dev/tty'`,
+    `PROMPT_COMMAND='__assistant_status=$?; [[ /proc/$$/fd/0 -ef ${commandsPath} ]] || builtin kill -KILL $$; printf "\\e]6973;D;${nonce};%s\\a" "$__assistant_status" >/dev/tty'`,
     'readonly PS0 PS1 PS2 PROMPT_COMMAND',
   ];
 }
@@ -25,6 +29,29 @@ export function markerSettings(nonce: string): string[] {
 /** The start marker as a command, put at the head of each command line. */
 export function startMarkerCommand(nonce: string): string {
   return `printf '\\e]6973;B;${nonce}\\a' >/dev/tty`;
+}
+
+/**
+ * Discards keystrokes still on their way to the terminal (sent to a program that ended before
+ * reading them), so they cannot answer the next program's prompt. With echo off, it asks for the
+ * end of the discard (marker F); the service answers with the line `<nonce>` behind everything it
+ * has written to the terminal, and the lines before it are dropped. It gives up after 5 s without
+ * a line, and puts the terminal's settings back as it found them.
+ */
+export function typeaheadDiscardCommand(nonce: string): string {
+  return [
+    '__assistant_tty=$(stty -g </dev/tty 2>/dev/null)',
+    'stty -echo </dev/tty 2>/dev/null',
+    `printf '\\e]6973;F;${nonce}\\a' >/dev/tty`,
+    `while IFS= read -r -t 5 __assistant_line </dev/tty && [[ $__assistant_line != ${nonce} ]]; do :; done`,
+    'stty "$__assistant_tty" </dev/tty 2>/dev/null',
+    'unset __assistant_tty __assistant_line',
+  ].join('; ');
+}
+
+/** What the service writes to end a discard: a line of its own, after any unfinished one. */
+export function typeaheadEnd(nonce: string): string {
+  return `\n${nonce}\n`;
 }
 
 export class MarkerStream {
@@ -78,6 +105,7 @@ export class MarkerStream {
     const [kind, nonce, code] = body.split(';');
     if (nonce !== this.nonce) return null;
     if (kind === 'B') return { kind: 'started' };
+    if (kind === 'F') return { kind: 'flush' };
     if (kind === 'D' && code !== undefined && /^\d+$/.test(code)) return { kind: 'prompt', exitCode: Number(code) };
     return null;
   }

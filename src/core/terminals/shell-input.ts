@@ -18,21 +18,13 @@ export function ansiCQuoted(text: string): string {
 }
 
 /**
- * Discards keystrokes still waiting in the terminal (sent to a program that ended before reading
- * them), so they cannot answer the next program's prompt. `read -N` takes the terminal out of
- * line mode for the moment, so an unfinished line is taken too; it stops after 20 ms of quiet.
+ * The line that makes bash run `command`: the preamble (the start marker, printed to the terminal
+ * itself where no redirection of the command can hide it, after the typeahead discard when one is
+ * due), then the command through `eval`, so a multi-line command is one command and a trailing
+ * backslash cannot leave bash waiting. The command's standard input is the terminal; the
+ * redirection on `eval` also gives bash its own input back afterwards, so not even
+ * `exec </dev/tty` inside the command can make bash take its next commands from the terminal.
  */
-export const DISCARD_TYPEAHEAD = 'while read -rsN 65536 -t 0.02 _ </dev/tty; do :; done';
-
-/**
- * The line that makes bash run `command`: optionally the typeahead discard, then the start
- * marker (printed to the terminal itself, where no redirection of the command can hide it), then
- * the command through `eval`, so a multi-line command is one command and a trailing backslash
- * cannot leave bash waiting. The command's standard input is the terminal; the redirection on
- * `eval` also gives bash its own input back afterwards, so not even `exec </dev/tty` inside the
- * command can make bash take its next commands from the terminal.
- */
-export function commandInput(command: string, startMarker: string, options: { discardTypeahead: boolean }): string {
-  const discard = options.discardTypeahead ? `${DISCARD_TYPEAHEAD}; ` : '';
-  return `${discard}${startMarker}; eval ${ansiCQuoted(command)} </dev/tty\n`;
+export function commandInput(command: string, preamble: string): string {
+  return `${preamble}; eval ${ansiCQuoted(command)} </dev/tty\n`;
 }

@@ -65,9 +65,9 @@ export function shellLaunch(placement: ShellPlacement): ShellLaunch {
       network: placement.sandbox.network,
       workingDirectory: cwd,
     });
-    return { file: 'bwrap', args: [...args, ...SHELL], env, cwd };
+    return { file: 'bwrap', args: [...args, ...SHELL], sandboxed: true, env, cwd };
   }
   // Unsandboxed (SANDBOX=none): the shell still dies with the service, by a parent-death signal.
-  if (setprivPath) return { file: setprivPath, args: ['--pdeathsig', 'KILL', '--', ...SHELL], env, cwd };
-  return { file: SHELL[0] ?? 'bash', args: SHELL.slice(1), env, cwd };
+  if (setprivPath) return { file: setprivPath, args: ['--pdeathsig', 'KILL', '--', ...SHELL], sandboxed: false, env, cwd };
+  return { file: SHELL[0] ?? 'bash', args: SHELL.slice(1), sandboxed: false, env, cwd };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IPty, spawn as spawnPty } from 'node-pty';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
-import { markerSettings, MarkerStream, startMarkerCommand, type Marker } from './marker-stream.js';
+import { markerSettings, MarkerStream, startMarkerCommand, typeaheadDiscardCommand, typeaheadEnd, type Marker } from './marker-stream.js';
 import { CommandPipe } from './command-pipe.js';
 import { commandLineOf, currentDirectoryOf, findDescendant, killSession, pidNamespaceOf, readProcessStat } from './process-tree.js';
 import { commandInput } from './shell-input.js';
@@ -19,7 +19,10 @@ import { plainText } from './terminal-output.js';
 
 export interface ShellLaunch {
   file: string;
+  /** Under bubblewrap, its arguments up to and including `--`, then the shell's. */
   args: string[];
+  /** Started through bubblewrap (see CommandPipe.wrap). */
+  sandboxed: boolean;
   env: Record<string, string>;
   cwd: string;
   cols?: number;
@@ -72,6 +75,8 @@ export class ShellSession {
   private runNumber = 0;
   /** Keystrokes sent before bash started the command they are for. */
   private earlyInput: string[] = [];
+  /** The command being started discards leftover keystrokes first (see typeaheadDiscardCommand). */
+  private discarding = false;
   lastExitCode: number | null = null;
 
   private constructor(spawn: typeof spawnPty, launch: ShellLaunch, commands: CommandPipe) {
@@ -106,7 +111,7 @@ export class ShellSession {
   static async start(launch: ShellLaunch): Promise<ShellSession> {
     // Loaded with the first terminal: a service with system commands off never needs it.
     const { spawn } = await import('node-pty');
-    const commands = new CommandPipe();
+    const commands = new CommandPipe(launch.sandboxed);
     let session: ShellSession;
     try {
       session = new ShellSession(spawn, launch, commands);
@@ -116,7 +121,6 @@ export class ShellSession {
     }
     try {
       await session.configure();
-      commands.removeName();
       return session;
     } catch (error) {
       session.kill();
@@ -140,7 +144,7 @@ export class ShellSession {
     });
     // History expansion off (`!` stays literal), no history file, no prompt of its own, and less's
     // secure mode (see shell-launch.ts) kept.
-    const settings = ['set +H', 'set +o history', 'unset HISTFILE', 'readonly LESSSECURE', ...markerSettings(this.nonce)];
+    const settings = ['set +H', 'set +o history', 'unset HISTFILE', 'readonly LESSSECURE', ...markerSettings(this.nonce, this.commands.shellPath)];
     this.commands.write(`${settings.join('; ')}\n`);
     await ready;
     this.shellPid = findDescendant(this.terminal.pid, 'bash');
@@ -199,7 +203,9 @@ export class ShellSession {
     this.phase = 'awaiting-start';
     this.runNumber += 1;
     this.earlyInput = [];
-    this.commands.write(commandInput(command, startMarkerCommand(this.nonce), { discardTypeahead: this.typeahead }));
+    this.discarding = this.typeahead;
+    const start = startMarkerCommand(this.nonce);
+    this.commands.write(commandInput(command, this.discarding ? `${typeaheadDiscardCommand(this.nonce)}; ${start}` : start));
     this.typeahead = false;
     return { finished, outputSoFar: () => runOutput(run) };
   }
@@ -292,7 +298,14 @@ export class ShellSession {
   }
 
   private marker(marker: Marker): void {
+    if (marker.kind === 'flush') {
+      // Only the discard this service asked for; behind every keystroke written before it.
+      if (this.phase === 'awaiting-start' && this.discarding && this.writable) this.terminal.write(typeaheadEnd(this.nonce));
+      this.discarding = false;
+      return;
+    }
     if (marker.kind === 'started') {
+      this.discarding = false;
       if (this.phase !== 'awaiting-start') return;
       this.phase = 'running';
       if (this.run?.interrupting) this.interruptRun(this.run);
@@ -309,6 +322,13 @@ export class ShellSession {
     // Only a prompt after our start marker ends our command; any other (a Ctrl-C at an idle
     // prompt, arriving late) is ignored.
     if (this.phase !== 'running' || !this.run) return;
+    if (this.shellPid !== null && this.commands.isInputOf(this.shellPid) === false) {
+      // A command left the shell reading something other than our pipe (PROMPT_COMMAND already
+      // ends it when that is the terminal): it must not run another line.
+      this.output('\r\n[terminal closed: a command changed where the shell reads its commands from]\r\n');
+      this.kill();
+      return;
+    }
     const run = this.run;
     this.lastExitCode = marker.exitCode;
     this.run = null;
