@@ -56,10 +56,10 @@ async function seedPostgres(connectionString: string, plan: SeedPlan): Promise<S
     await client.query('BEGIN');
     await client.query(
       `INSERT INTO "Conversation" (id, "ownerId", title, "messageCount", "nextSeq", "createdAt", "lastModified")
-       SELECT CASE WHEN i = 0 THEN $1 ELSE gen_random_uuid()::text END, 'local', 'Conversation ' || i,
-              CASE WHEN i = 0 THEN $3 ELSE $2 END, CASE WHEN i = 0 THEN $3 ELSE $2 END,
+       SELECT CASE WHEN i = 0 THEN $1::text ELSE gen_random_uuid()::text END, 'local', 'Conversation ' || i,
+              CASE WHEN i = 0 THEN $3::int ELSE $2::int END, CASE WHEN i = 0 THEN $3::int ELSE $2::int END,
               timestamp '2026-01-01' + i * interval '1 second', timestamp '2026-01-01' + i * interval '1 minute'
-       FROM generate_series(0, $4 - 1) AS i`,
+       FROM generate_series(0, $4::int - 1) AS i`,
       [longId, plan.perConversation, plan.longConversation, plan.conversations],
     );
     await client.query(

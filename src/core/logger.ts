@@ -21,7 +21,13 @@ const redactPaths = [
   '*.environment',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/**
+ * By default lines go to stdout asynchronously: under load, the lines logged while a write is
+ * under way go out together in the next one, instead of one write system call each (a request
+ * line per request was the largest single cost of a small request, BENCHMARKS.md "REST and
+ * storage"). Pino flushes what is left when the process exits; only a `kill -9` can lose lines.
+ */
+export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
   return pino(
     {
       level,

@@ -19,8 +19,8 @@ const matching = `(title ILIKE $4::text ESCAPE '\\'
 function listSql(where: string): string {
   return `SELECT
   (SELECT COUNT(*) FROM "Conversation" c WHERE ${where})::int AS total,
-  COALESCE((SELECT json_agg(p ORDER BY p.ordinal) FROM (
-    SELECT ${summaryColumns}, row_number() OVER (ORDER BY "lastModified" DESC, id) AS ordinal
+  COALESCE((SELECT json_agg(p ORDER BY p."sortTime" DESC, p.id) FROM (
+    SELECT ${summaryColumns}, "lastModified" AS "sortTime"
     FROM "Conversation" c WHERE ${where} ORDER BY "lastModified" DESC, id LIMIT $2::bigint OFFSET $3::bigint) p), '[]'::json) AS rows`;
 }
 
