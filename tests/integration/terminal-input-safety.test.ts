@@ -72,6 +72,24 @@ describeWithSandbox('keystrokes never become commands', () => {
     expect(touched('typed-command')).toBe(false);
   });
 
+  it('read-only variables cannot break the prompt or the discard', async () => {
+    await start();
+    await typeInto('readonly __assistant_status=x __assistant_line REPLY; sleep 1', ['y\n']);
+    expect((await shell.execute('read -t 1 answer; echo "got=[$answer]"').finished).output).toBe('got=[]');
+    expect((await shell.execute('(exit 3)').finished).exitCode).toBe(3);
+  });
+
+  it.each([
+    ['with the interrupt character on newline', 'stty intr ^J; sleep 1', ['abc\n', 'def\n']],
+    ['with a Ctrl-C behind more than the terminal buffers', 'sleep 1', [`${'x'.repeat(8000)}\x03`]],
+  ])('keystrokes left over %s do not wedge the next command', async (_case, command, keys) => {
+    await start();
+    await typeInto(command, keys);
+    const next = await Promise.race([shell.execute('echo alive').finished, sleep(10_000).then(() => null)]);
+    expect(next).toMatchObject({ output: 'alive', exitCode: 0 });
+    expect(touched('typed-command')).toBe(false);
+  });
+
   it('keystrokes left unread, however many, never reach the next program', async () => {
     await start();
     const { finished } = shell.execute('sleep 1.5');

@@ -6,7 +6,8 @@ import { checkUnknownArguments } from './path-access.js';
 // multiplexer's new window, a database shell's `\!`. Keystrokes sent to a running program (the
 // terminal socket's `input`) are never analysed, so starting one of these is as good as an
 // unanalysed command line: high, so that it is confirmed first. (Shells and interpreters read
-// from the terminal are rated where their code is, in code-strings.ts.)
+// from the terminal are rated where their code is, in code-strings.ts; `script` and the network
+// shells `ftp`/`sftp` with their own rules. Of the pagers, `less` keeps its secure mode.)
 
 const reason = (name: string) => `runs commands typed into it, which are not analysed: ${name}`;
 
@@ -38,7 +39,7 @@ const sqlite = databaseShell(['-version', '--version', '-cmd'], { valuedLong: ['
 
 const editorsAndTools = [
   'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'rvim', 'vim.basic', 'vim.tiny', 'vim.nox', 'ex', 'ed', 'red', 'emacs', 'nano', 'pico', 'joe', 'jed', 'mg', 'micro', 'kak', 'hx',
-  'more', 'most', 'gdb', 'lldb', 'pdb', 'tmux', 'screen', 'script', 'ftp', 'sftp', 'mc', 'ranger', 'nnn', 'lf', 'irb', 'pry', 'ghci',
+  'more', 'most', 'gdb', 'lldb', 'pdb', 'tmux', 'screen', 'mc', 'ranger', 'nnn', 'lf', 'irb', 'pry', 'ghci',
   'R', 'tclsh', 'wish', 'expect', 'mongo', 'mongosh', 'lynx', 'w3m', 'dc', 'ncdu', 'tig', 'aptitude', 'crontab', 'visudo', 'vipw',
 ];
 

@@ -143,6 +143,9 @@ const source: CommandRule = (invocation) => {
     invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
     return undefined;
   }
+  // Unlike `bash script.sh`, a sourced script runs in the terminal's own shell: it can redefine
+  // what the shell relies on to read only the service's commands (its prompt function, `builtin`).
+  invocation.engine.report('high', `runs a script inside the terminal's own shell: ${invocation.name} ${script.text}`);
   return runScriptOperand(invocation, script, invocation.name);
 };
 

@@ -57,11 +57,23 @@ function assignsNames(invocation: Invocation, names: readonly (string | null)[])
   }
 }
 
+/**
+ * Text typed at the terminal into the shell's own variables: bash evaluates a variable's value
+ * as code in arithmetic, array subscripts, `${!name}`, `${x@P}` and `[[ -v ]]`, so the keystrokes
+ * could run commands that were never analysed.
+ */
+function readsTypedValues(invocation: Parameters<CommandRule>[0]): void {
+  if (invocation.stdin.kind === 'terminal') {
+    invocation.engine.report('high', `reads typed text into the shell, where it can run as code: ${invocation.name}`);
+  }
+}
+
 const read: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, { valued: 'adinNptu' });
   assignsNames(invocation, [...parsed.operands, ...optionValues(parsed, '-a')].map(textOf));
   // With line editing, keys typed into it run shell code (readline's shell-expand-line, edit-and-execute).
   if (hasOption(parsed, '-e')) invocation.engine.report('high', `runs commands typed into it, which are not analysed: ${invocation.name} -e`);
+  readsTypedValues(invocation);
   invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
   return undefined;
 };
@@ -69,7 +81,9 @@ const read: CommandRule = (invocation) => {
 const mapfile: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, { valued: 'dnOsuCc' });
   assignsNames(invocation, parsed.operands.map(textOf));
-  for (const callback of optionValues(parsed, '-C')) runCodeArgument(invocation, callback, `${invocation.name} -C`);
+  // The callback gets each line as an argument: `-C eval` runs what was read.
+  if (optionValues(parsed, '-C').length > 0) invocation.engine.report('high', `runs code on each line it reads: ${invocation.name} -C`);
+  readsTypedValues(invocation);
   invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
   return undefined;
 };

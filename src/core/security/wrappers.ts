@@ -1,6 +1,6 @@
 import { copyScope, type Argument, type CommandRule, type Effects, type Invocation, type Scope } from './command-invocation.js';
 import { hasOption, optionValues, parseOptions, textOf, type OptionSyntax } from './command-options.js';
-import { reportHiddenCode, runCodeArgument, runStdinProgram } from './code-strings.js';
+import { interactiveReason, reportHiddenCode, runCodeArgument, runStdinProgram } from './code-strings.js';
 import { checkRead, checkWrite } from './path-access.js';
 import { literalValue, plainText } from './shell-words.js';
 import { checkAssignedName } from './variable-assignments.js';
@@ -168,8 +168,34 @@ const flock: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, { valued: 'wEc', valuedLong: ['--timeout', '--conflict-exit-code', '--command'], stopAtOperand: true });
   const [lock, ...rest] = invocation.args.slice(parsed.rest);
   if (lock !== undefined && !/^\d+$/.test(textOf(lock) ?? '')) checkWrite(invocation, lock);
-  const [code] = optionValues(parsed, '-c', '--command');
+  // `flock FILE -c CODE`: flock stops at the file, then takes a -c right behind it.
+  const after = textOf(rest[0]);
+  const code = optionValues(parsed, '-c', '--command')[0] ?? (after === '-c' || after === '--command' ? rest[1] : undefined);
   if (code !== undefined) return runCodeArgument(invocation, code, 'flock -c');
+  if (after === '-c' || after === '--command') {
+    invocation.engine.report('high', 'runs code that cannot be analysed: flock -c');
+    return undefined;
+  }
+  return runWrapped(invocation, rest);
+};
+
+/**
+ * unshare, nsenter, setpriv, capsh: new namespaces (a user namespace gives root's powers over the
+ * user's own files, the terminal's command pipe among them) or changed privileges; then the
+ * wrapped command, or an interactive shell when none is named.
+ */
+const privilegeChange = (syntax: OptionSyntax, separator = false): CommandRule => (invocation) => {
+  invocation.engine.report('high', `changes namespaces or privileges: ${invocation.name}`);
+  const parsed = parseOptions(invocation.args, { ...syntax, stopAtOperand: true });
+  let rest = invocation.args.slice(parsed.rest);
+  if (separator) {
+    const end = invocation.args.findIndex((argument) => textOf(argument) === '--');
+    rest = end < 0 ? [] : invocation.args.slice(end + 1);
+  }
+  if (rest.length === 0) {
+    invocation.engine.report('high', interactiveReason(invocation.name));
+    return undefined;
+  }
   return runWrapped(invocation, rest);
 };
 
@@ -191,7 +217,8 @@ const script: CommandRule = (invocation) => {
   for (const file of parsed.operands) checkWrite(invocation, file);
   const [code] = optionValues(parsed, '-c', '--command');
   if (code !== undefined) return runCodeArgument(invocation, code, 'script -c');
-  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  // Without -c it starts an interactive shell: what is typed into it is never analysed.
+  invocation.engine.report('high', interactiveReason(invocation.name));
   return undefined;
 };
 
@@ -227,6 +254,11 @@ export const wrapperRules: ReadonlyMap<string, CommandRule> = new Map<string, Co
   ['taskset', wrapper({}, 1, ['-p', '--pid'])],
   ['watch', watch],
   ['flock', flock],
+  ['unshare', privilegeChange({ valued: 'SGRw', valuedLong: ['--setuid', '--setgid', '--root', '--wd', '--map-user', '--map-group', '--propagation', '--setgroups', '--kill-child', '--map-users', '--map-groups'] })],
+  ['nsenter', privilegeChange({ valued: 'tSGrw', valuedLong: ['--target', '--setuid', '--setgid', '--root', '--wd'] })],
+  ['setpriv', privilegeChange({ valuedLong: ['--reuid', '--regid', '--groups', '--inh-caps', '--ambient-caps', '--bounding-set', '--securebits', '--pdeathsig', '--selinux-label', '--apparmor-profile', '--landlock-access', '--landlock-rule'] })],
+  ['capsh', privilegeChange({}, true)],
+  ['prlimit', wrapper({ valuedLong: ['--pid', '--output'] })],
   ['chroot', chroot],
   ['script', script],
   ['busybox', busybox],

@@ -1,57 +1,60 @@
 // Splits a shell's PTY output into ordinary output and the markers our bash settings print: an
 // OSC sequence `ESC ] 6973 ; <kind> ; <nonce> [; <exit code>] BEL`: B a command started, D the
-// prompt with the last exit code, F a request to end the typeahead discard (shell-input.ts). A marker may arrive cut
-// between two chunks; output that merely looks like one passes through untouched.
+// prompt with the last exit code, F a request to end the typeahead discard, R the discard done.
+// A marker may arrive cut between two chunks; output that merely looks like one passes through.
 
 const MARKER_INTRO = '\x1b]6973;';
 const MAX_MARKER_LENGTH = 128;
 
-export type Marker = { kind: 'started' } | { kind: 'prompt'; exitCode: number } | { kind: 'flush' };
+export type Marker = { kind: 'started' } | { kind: 'prompt'; exitCode: number } | { kind: 'flush' } | { kind: 'ready' };
+
+/** The shell functions the settings define; read-only, so no command can redefine them. */
+const PROMPT_FUNCTION = '__assistant_prompt';
+const DISCARD_FUNCTION = '__assistant_discard';
+
+const marker = (kind: string, nonce: string) => `builtin printf '\\e]6973;${kind};${nonce}\\a' >/dev/tty`;
 
 /**
- * The shell settings for the markers: PROMPT_COMMAND prints the prompt marker with `$?`, to
- * /dev/tty so that `exec >/dev/null` cannot hide it, and it and the prompts are read-only so a
- * command cannot switch them off. The start marker is printed by each command line itself.
- * Before the marker, PROMPT_COMMAND ends the shell at once if its input is no longer the service's command pipe
- * (`commandsPath`, see command-pipe.ts), say because a command closed the copy bash restores it
- * from: it must never read a line from anywhere else, the terminal's keystrokes least of all.
+ * The shell settings for the markers, as read-only functions and read-only prompts that take no
+ * variables (a command could make any variable read-only and so break them):
+ * - PROMPT_COMMAND calls the prompt function with `$?`. It first ends the shell at once if its
+ *   input is no longer the service's command pipe (`commandsPath`, see command-pipe.ts), say
+ *   because a command closed the copy bash restores it from: the shell must never read a line
+ *   from anywhere else, the terminal's keystrokes least of all. Then it prints the prompt marker
+ *   to /dev/tty, so that `exec >/dev/null` cannot hide it.
+ * - The discard function drops keystrokes still on their way to the terminal (sent to a program
+ *   that ended before reading them), so they cannot answer the next program's prompt: with echo
+ *   and signals off it asks for the end of the discard (marker F), and reads lines until the
+ *   service's answer, a line holding the command's one-time token that it writes behind
+ *   everything it sent before; then it puts the terminal's settings back as they were.
  */
 export function markerSettings(nonce: string, commandsPath: string): string[] {
   return [
     "PS0=''",
     "PS1=''",
     "PS2=''",
-    `PROMPT_COMMAND='__assistant_status=$?; [[ /proc/$$/fd/0 -ef ${commandsPath} ]] || builtin kill -KILL $$; printf "\\e]6973;D;${nonce};%s\\a" "$__assistant_status" >/dev/tty'`,
+    `${PROMPT_FUNCTION}() { [[ /proc/$$/fd/0 -ef ${commandsPath} ]] || builtin kill -KILL $$; builtin printf '\\e]6973;D;${nonce};%s\\a' "$1" >/dev/tty; }`,
+    `${DISCARD_FUNCTION}() { builtin set -- "$1" "$(stty -g </dev/tty 2>/dev/null)"; stty -echo -isig </dev/tty 2>/dev/null; ${marker('F', nonce)}; ` +
+      `timeout 30 sed -n "/^$1\\$/q" </dev/tty; stty "$2" </dev/tty 2>/dev/null; }`,
+    `readonly -f ${PROMPT_FUNCTION} ${DISCARD_FUNCTION}`,
+    `PROMPT_COMMAND='${PROMPT_FUNCTION} "$?"'`,
     'readonly PS0 PS1 PS2 PROMPT_COMMAND',
   ];
 }
 
-/** The start marker as a command, put at the head of each command line. */
-export function startMarkerCommand(nonce: string): string {
-  return `printf '\\e]6973;B;${nonce}\\a' >/dev/tty`;
-}
-
 /**
- * Discards keystrokes still on their way to the terminal (sent to a program that ended before
- * reading them), so they cannot answer the next program's prompt. With echo off, it asks for the
- * end of the discard (marker F); the service answers with the line `<nonce>` behind everything it
- * has written to the terminal, and the lines before it are dropped. It gives up after 5 s without
- * a line, and puts the terminal's settings back as it found them.
+ * What each command line starts with: the start marker (B), then, when keystrokes may be left
+ * over, the discard up to `token` and the ready marker (R), before which the service holds back
+ * any new keystrokes.
  */
-export function typeaheadDiscardCommand(nonce: string): string {
-  return [
-    '__assistant_tty=$(stty -g </dev/tty 2>/dev/null)',
-    'stty -echo </dev/tty 2>/dev/null',
-    `printf '\\e]6973;F;${nonce}\\a' >/dev/tty`,
-    `while IFS= read -r -t 5 __assistant_line </dev/tty && [[ $__assistant_line != ${nonce} ]]; do :; done`,
-    'stty "$__assistant_tty" </dev/tty 2>/dev/null',
-    'unset __assistant_tty __assistant_line',
-  ].join('; ');
+export function commandPreamble(nonce: string, discardToken: string | null): string {
+  const start = marker('B', nonce);
+  return discardToken === null ? start : `${start}; ${DISCARD_FUNCTION} ${discardToken}; ${marker('R', nonce)}`;
 }
 
 /** What the service writes to end a discard: a line of its own, after any unfinished one. */
-export function typeaheadEnd(nonce: string): string {
-  return `\n${nonce}\n`;
+export function typeaheadEnd(token: string): string {
+  return `\n${token}\n`;
 }
 
 export class MarkerStream {
@@ -106,6 +109,7 @@ export class MarkerStream {
     if (nonce !== this.nonce) return null;
     if (kind === 'B') return { kind: 'started' };
     if (kind === 'F') return { kind: 'flush' };
+    if (kind === 'R') return { kind: 'ready' };
     if (kind === 'D' && code !== undefined && /^\d+$/.test(code)) return { kind: 'prompt', exitCode: Number(code) };
     return null;
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IPty, spawn as spawnPty } from 'node-pty';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
-import { markerSettings, MarkerStream, startMarkerCommand, typeaheadDiscardCommand, typeaheadEnd, type Marker } from './marker-stream.js';
+import { commandPreamble, markerSettings, MarkerStream, typeaheadEnd, type Marker } from './marker-stream.js';
 import { CommandPipe } from './command-pipe.js';
 import { commandLineOf, currentDirectoryOf, findDescendant, killSession, pidNamespaceOf, readProcessStat } from './process-tree.js';
 import { commandInput } from './shell-input.js';
@@ -73,10 +73,12 @@ export class ShellSession {
   private typeahead = false;
   /** Counts our commands, so that keystrokes meant for one never reach the next. */
   private runNumber = 0;
-  /** Keystrokes sent before bash started the command they are for. */
+  /** Keystrokes sent before the command they are for was ready for them. */
   private earlyInput: string[] = [];
-  /** The command being started discards leftover keystrokes first (see typeaheadDiscardCommand). */
-  private discarding = false;
+  /** The command being started discards leftover keystrokes up to this token first (marker-stream.ts). */
+  private discardToken: string | null = null;
+  /** The running command has discarded the leftovers (or had none): keystrokes go straight through. */
+  private ready = false;
   lastExitCode: number | null = null;
 
   private constructor(spawn: typeof spawnPty, launch: ShellLaunch, commands: CommandPipe) {
@@ -203,9 +205,10 @@ export class ShellSession {
     this.phase = 'awaiting-start';
     this.runNumber += 1;
     this.earlyInput = [];
-    this.discarding = this.typeahead;
-    const start = startMarkerCommand(this.nonce);
-    this.commands.write(commandInput(command, this.discarding ? `${typeaheadDiscardCommand(this.nonce)}; ${start}` : start));
+    // A fresh token each time: nobody can type the end of a discard in advance.
+    this.discardToken = this.typeahead ? randomBytes(8).toString('hex') : null;
+    this.ready = this.discardToken === null;
+    this.commands.write(commandInput(command, commandPreamble(this.nonce, this.discardToken)));
     this.typeahead = false;
     return { finished, outputSoFar: () => runOutput(run) };
   }
@@ -220,11 +223,11 @@ export class ShellSession {
 
   /**
    * Keystrokes for the programs of command `run` (see inputTarget); false once that one has
-   * ended. Until bash has started the command (and discarded older keystrokes), they wait here.
+   * ended. Until bash has started the command and discarded older keystrokes, they wait here.
    */
   input(data: string, run: number): boolean {
     if (this.inputTarget() !== run) return false;
-    if (this.phase === 'awaiting-start') {
+    if (this.phase === 'awaiting-start' || !this.ready) {
       this.earlyInput.push(data);
     } else {
       this.typeahead = true;
@@ -299,19 +302,21 @@ export class ShellSession {
 
   private marker(marker: Marker): void {
     if (marker.kind === 'flush') {
-      // Only the discard this service asked for; behind every keystroke written before it.
-      if (this.phase === 'awaiting-start' && this.discarding && this.writable) this.terminal.write(typeaheadEnd(this.nonce));
-      this.discarding = false;
+      // Answered once, for the discard this service asked for: behind every keystroke written before.
+      if (this.phase === 'running' && this.discardToken !== null && this.writable) this.terminal.write(typeaheadEnd(this.discardToken));
+      this.discardToken = null;
+      return;
+    }
+    if (marker.kind === 'ready') {
+      if (this.phase !== 'running' || this.ready) return;
+      this.becomeReady();
       return;
     }
     if (marker.kind === 'started') {
-      this.discarding = false;
       if (this.phase !== 'awaiting-start') return;
       this.phase = 'running';
       if (this.run?.interrupting) this.interruptRun(this.run);
-      const early = this.earlyInput.join('');
-      this.earlyInput = [];
-      if (early !== '') this.input(early, this.runNumber);
+      if (this.ready) this.becomeReady();
       return;
     }
     if (this.phase === 'starting') {
@@ -331,9 +336,18 @@ export class ShellSession {
     }
     const run = this.run;
     this.lastExitCode = marker.exitCode;
+    this.earlyInput = [];
     this.run = null;
     this.phase = 'idle';
     run.finish({ exitCode: marker.exitCode, shellExited: false });
+  }
+
+  /** The command takes keystrokes now: those that waited go first. */
+  private becomeReady(): void {
+    this.ready = true;
+    const early = this.earlyInput.join('');
+    this.earlyInput = [];
+    if (early !== '') this.input(early, this.runNumber);
   }
 
   private output(raw: string): void {
