@@ -353,7 +353,9 @@ export class ShellSession {
   private output(raw: string): void {
     if (this.phase === 'starting') return;
     const run = this.run;
-    if (run && this.phase === 'running') {
+    // Before the command is ready, the terminal may still echo leftover keystrokes on their way
+    // to the discard: the terminal shows them, the command's own output does not have them.
+    if (run && this.phase === 'running' && this.ready) {
       run.chunks.push(raw);
       run.size += raw.length;
       while (run.size > MAX_RUN_OUTPUT && run.chunks.length > 1) {
