@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IPty, spawn as spawnPty } from 'node-pty';
+import { CommandPipe } from './command-pipe.js';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
 import { commandPreamble, markerSettings, MarkerStream, typeaheadEnd, type Marker } from './marker-stream.js';
-import { CommandPipe } from './command-pipe.js';
 import { commandLineOf, currentDirectoryOf, findDescendant, killSession, pidNamespaceOf, readProcessStat } from './process-tree.js';
 import { commandInput } from './shell-input.js';
 import { plainText } from './terminal-output.js';
@@ -54,6 +54,8 @@ interface ActiveRun {
 /** Longest command output kept for one reply; the rest stays in the session log. */
 const MAX_RUN_OUTPUT = 1024 * 1024;
 const START_TIMEOUT_MS = 10_000;
+/** Keystrokes held while a command gets ready for them; more are refused. */
+const MAX_EARLY_INPUT = 1024 * 1024;
 
 export class ShellSession {
   private readonly nonce = randomBytes(8).toString('hex');
@@ -223,11 +225,13 @@ export class ShellSession {
 
   /**
    * Keystrokes for the programs of command `run` (see inputTarget); false once that one has
-   * ended. Until bash has started the command and discarded older keystrokes, they wait here.
+   * ended. Until bash has started the command and discarded older keystrokes, they wait here
+   * (up to 1 MB; false past that).
    */
   input(data: string, run: number): boolean {
     if (this.inputTarget() !== run) return false;
     if (this.phase === 'awaiting-start' || !this.ready) {
+      if (this.earlyInput.reduce((size, chunk) => size + chunk.length, data.length) > MAX_EARLY_INPUT) return false;
       this.earlyInput.push(data);
     } else {
       this.typeahead = true;

@@ -176,7 +176,7 @@ export class TerminalSession {
   /** Sends keystrokes to the command `target` named, unless it has ended meanwhile. */
   sendInput(data: string, target: InputTarget): void {
     if (!this.shell.input(data, target.run)) {
-      throw AppError.invalid('The program has ended; send commands with `execute`', { reason: 'no_program' });
+      throw AppError.invalid('The program has ended, or has more input waiting than it can take; send commands with `execute`', { reason: 'no_program' });
     }
     this.lastInputRun = target.run;
     this.touch();
