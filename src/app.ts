@@ -46,7 +46,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   const store = { db: database.db, chat: database.chat, reads: database.reads, kind: database.kind };
   await ensureActiveModel(store, config);
   // Redis may be down now: the service starts, and reconnects behind the scenes.
-  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
+  const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
   const cluster = redis ? createCluster(redis, instanceId, { retentionMs: config.STREAM_RETENTION_MS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS }, logger) : undefined;
   // With other instances on the database, only a dead writer's answers may be closed; asking
   // Redis needs it connected, so start-up waits a moment for that (the periodic job does the rest).

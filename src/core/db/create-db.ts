@@ -1,10 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
 import { PrismaClient } from '../../generated/sqlite/client.js';
-import { PrismaClient as PostgresPrismaClient } from '../../generated/postgresql/client.js';
 import type { ChatStore } from '../chat-store/chat-store.js';
 import type { ConversationReads } from '../chat-store/conversation-reads.js';
 import { PostgresChatStore } from '../chat-store/postgres-chat-store.js';
@@ -65,6 +62,13 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
       },
     };
   }
+  // Loaded only for PostgreSQL: the embedded SQLite default never needs the driver, its adapter
+  // or the second generated client (together ~10 MB of idle memory).
+  const [{ default: pg }, { PrismaPg }, { PrismaClient: PostgresPrismaClient }] = await Promise.all([
+    import('pg'),
+    import('@prisma/adapter-pg'),
+    import('../../generated/postgresql/client.js'),
+  ]);
   // One pool for Prisma's adapter and the chat store: one set of connections to size and close.
   const pool = new pg.Pool({ connectionString: url });
   // An idle connection the server drops must not take the process down; the next query reconnects.

@@ -3,7 +3,6 @@ import { mkdirSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
 import type { DatabaseKind } from '../config/load-config.js';
 import { sqliteFilePath } from './create-db.js';
 
@@ -118,6 +117,8 @@ function migrateSqlite(url: string, migrations: Migration[]): MigrationResult {
 }
 
 async function migratePostgres(url: string, migrations: Migration[]): Promise<MigrationResult> {
+  // Loaded only for PostgreSQL: the embedded SQLite default never needs the driver (~10 MB).
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
