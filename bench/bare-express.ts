@@ -12,8 +12,8 @@ const listed = (owner: string) => `"ownerId" = ${owner} AND ("messageCount" > 0 
 interface Row {
   id: string;
   title: string;
-  createdAt: string;
-  lastModified: string;
+  createdAt: string | Date;
+  lastModified: string | Date;
   messageCount: number;
 }
 
@@ -37,7 +37,6 @@ function sqliteReader(path: string): Reader {
 
 function postgresReader(connectionString: string): Reader {
   const pool = new pg.Pool({ connectionString });
-  const iso = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   return {
     ping: async () => {
       await pool.query('SELECT 1');
@@ -46,7 +45,8 @@ function postgresReader(connectionString: string): Reader {
       const [rows, count] = await Promise.all([
         pool.query<Row>({
           name: 'page',
-          text: `SELECT id, title, ${iso('"createdAt"')} AS "createdAt", ${iso('"lastModified"')} AS "lastModified", "messageCount"
+          // Plain columns: the driver makes Dates of them (the machine runs on UTC, as Prisma writes).
+          text: `SELECT id, title, "createdAt", "lastModified", "messageCount"
                  FROM "Conversation" WHERE ${listed('$1')} ORDER BY "lastModified" DESC, id LIMIT $2 OFFSET $3`,
           values: [owner, limit, offset],
         }),

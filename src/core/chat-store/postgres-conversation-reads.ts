@@ -15,12 +15,17 @@ const listed = `"ownerId" = $1::text AND ("messageCount" > 0 OR title <> '')`;
 const matching = `(title ILIKE $4::text ESCAPE '\\'
   OR EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m.content ILIKE $4::text ESCAPE '\\'))`;
 
-/** The page (as a JSON array, newest first) and the total of the conversations `where` selects. */
+/**
+ * The page (as a JSON array, newest first) and the total of the conversations `where` selects.
+ * The page is taken from plain columns and formatted afterwards: with the formatting inside,
+ * the planner sorted every row instead of walking the (ownerId, lastModified) index.
+ */
 function listSql(where: string): string {
+  const row = `json_build_object('id', p.id, 'title', p.title, 'createdAt', ${iso('p."createdAt"')}, 'lastModified', ${iso('p."lastModified"')}, 'messageCount', p."messageCount")`;
   return `SELECT
   (SELECT COUNT(*) FROM "Conversation" c WHERE ${where})::int AS total,
-  COALESCE((SELECT json_agg(p ORDER BY p."sortTime" DESC, p.id) FROM (
-    SELECT ${summaryColumns}, "lastModified" AS "sortTime"
+  COALESCE((SELECT json_agg(${row} ORDER BY p."lastModified" DESC, p.id) FROM (
+    SELECT id, title, "createdAt", "lastModified", "messageCount"
     FROM "Conversation" c WHERE ${where} ORDER BY "lastModified" DESC, id LIMIT $2::bigint OFFSET $3::bigint) p), '[]'::json) AS rows`;
 }
 
