@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { createTestDatabase, postgresAvailable } from '../helpers/databases.js';
 import { freshRedisPrefix, redisAvailable, redisUrl } from '../helpers/redis.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-// Issue 7's dependency faults: a TCP proxy the test controls stands between the service and a
-// dependency and is cut while requests keep coming (the machine's own services are never
-// stopped). Redis cut: the service keeps serving (the rate limit fails open, status `degraded`)
-// and reconnects by itself. (The PostgreSQL cut is not here yet: in about 1 run in 10 a reset
-// mid-transaction left a pooled client checked out and the stop hung; see BENCHMARKS.md's notes.)
+// Issue 7's dependency faults: a TCP proxy the test controls stands between the service and
+// PostgreSQL, or Redis, and is cut while requests keep coming (the machine's own services are
+// never stopped). PostgreSQL cut: 503 SERVICE_UNAVAILABLE and status `down` while cut, never a
+// 500, recovery without a restart with nothing stored lost, and a stop that still ends (a reset
+// mid-transaction can leave a pooled client checked out; BENCHMARKS.md's notes). Redis cut: the
+// service keeps serving (the rate limit fails open, status `degraded`) and reconnects by itself.
 
 /** Requests sent back to back until stopped; what each answered. */
 function keepRequesting(svc: TestService, requests: readonly [string, string, unknown?][]) {
@@ -32,6 +34,50 @@ function keepRequesting(svc: TestService, requests: readonly [string, string, un
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!postgresAvailable)('PostgreSQL cut under load', () => {
+  it('answers 503 and status down while cut, never a 500, and recovers without a restart', async () => {
+    const database = await createTestDatabase('postgresql');
+    const target = new URL(database.url);
+    await using proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    const proxied = new URL(database.url);
+    proxied.host = proxy.address;
+    try {
+      await using svc = await startTestService('postgresql', { DATABASE_URL: proxied.toString() }, database);
+      const saved = await svc.request('POST', '/api/conversation/save', {
+        json: { title: 'Before the cut', conversationData: { messages: [{ role: 'user', content: 'kept' }] } },
+      });
+      expect(saved.status).toBe(200);
+      const load = keepRequesting(svc, [
+        ['GET', '/api/conversations'],
+        ['POST', '/api/conversation/save', { title: 'under load', conversationData: { messages: [{ role: 'user', content: 'q' }] } }],
+        ['GET', `/api/conversation/${saved.body.conversationId as string}`],
+        ['GET', '/api/prompt-orders'],
+      ]);
+      await sleep(300);
+      proxy.cut();
+      await sleep(300);
+      const status = await svc.request('GET', '/api/status');
+      expect(status.status).toBe(503);
+      expect(status.body).toMatchObject({ status: 'down', error: { code: 'SERVICE_UNAVAILABLE' } });
+      expect((await svc.request('GET', '/api/conversations')).body.error?.code).toBe('SERVICE_UNAVAILABLE');
+      await sleep(700);
+      proxy.restore();
+      await waitFor(async () => ((await svc.request('GET', '/api/status')).body.status === 'ok' ? true : undefined), 10_000, 'status ok');
+      await sleep(300);
+      await load.stop();
+
+      expect(load.statuses.filter((code) => code !== 200 && code !== 503)).toEqual([]);
+      expect(load.statuses).toContain(503);
+      expect(load.statuses.at(-1)).toBe(200);
+      const loaded = await svc.request('GET', `/api/conversation/${saved.body.conversationId as string}`);
+      expect(loaded.body.conversation.title).toBe('Before the cut');
+      expect((await svc.request('POST', '/api/conversation/save', { json: { title: 'after' } })).status).toBe(200);
+    } finally {
+      await database.drop();
+    }
+  });
+});
 
 describe.skipIf(!redisAvailable)('Redis cut under load', () => {
   it('keeps serving (limits fail open, status degraded) and reconnects by itself', async () => {

@@ -20,6 +20,12 @@ it('does not count a socket failure that no database call raised', () => {
   expect(isDatabaseUnavailable(withCode('ECONNREFUSED'))).toBe(false);
 });
 
+it("counts pg's words for a broken connection that Prisma's adapter passes on unconverted", () => {
+  expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+  expect(isDatabaseUnavailable(new Error('Client was closed and is not queryable'))).toBe(true);
+  expect(isDatabaseUnavailable(new Error('Unique constraint failed on the fields: (`id`)'))).toBe(false);
+});
+
 it('counts every SQLITE_BUSY variant as unavailable, from the driver or through Prisma', () => {
   const sqlite = (code: string) => Object.assign(withCode(code), { name: 'SqliteError' });
   expect(isDatabaseUnavailable(sqlite('SQLITE_BUSY'))).toBe(true);

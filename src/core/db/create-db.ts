@@ -27,6 +27,10 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** How long a PostgreSQL query waits for a free connection, and a stop for the pool to end. */
+const POOL_WAIT_MS = 10_000;
+const POOL_END_MS = 5000;
+
 /** Path of the SQLite file named by a `file:` URL, relative to the working directory. */
 export function sqliteFilePath(url: string): string {
   return resolve(url.replace(/^file:/, '').replace(/\?.*$/, ''));
@@ -70,7 +74,10 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
     import('../../generated/postgresql/client.js'),
   ]);
   // One pool for Prisma's adapter and the chat store: one set of connections to size and close.
-  const pool = new pg.Pool({ connectionString: url });
+  // A request waits at most 10 s for a connection (then 503), never forever: a connection reset in
+  // the middle of a Prisma transaction can leave that transaction's client checked out for good
+  // (@prisma/adapter-pg releases it only on commit or rollback; BENCHMARKS.md, Notes).
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: POOL_WAIT_MS });
   // An idle connection the server drops must not take the process down; the next query reconnects.
   pool.on('error', () => undefined);
   const client = new PostgresPrismaClient({ adapter: new PrismaPg(pool) });
@@ -82,7 +89,10 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
     kind: 'postgresql',
     close: async () => {
       await client.$disconnect();
-      await pool.end();
+      // pool.end() waits for every checked-out client, and one lost as above never comes back.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pool.end(), new Promise((resolve) => (timer = setTimeout(resolve, POOL_END_MS)))]);
+      clearTimeout(timer);
     },
   };
 }

@@ -62,5 +62,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     // transaction whose snapshot another connection's commit overtook: try again.
     if (cause.kind === 'sqlite') return typeof cause.extendedCode === 'number' && (cause.extendedCode & 0xff) === SQLITE_BUSY;
   }
-  return false;
+  // pg's own words for a connection that broke, which Prisma's adapter passes on unconverted
+  // (a transaction's rollback on a connection reset under it, say).
+  return /^Client has encountered a connection error and is not queryable|^Client was closed and is not queryable|^Connection terminated/.test(error.message);
 }
