@@ -140,6 +140,7 @@ const adversarialRows: Row[] = [
   row('read -r line', 'high', 'reads typed text into the shell, where it can run as code: read'),
   row('read -r line < README.md', 'medium', 'not a known read-only command: read'),
   row('mapfile -C eval -c 1 lines < README.md', 'high', 'runs code on each line it reads: mapfile -C'),
+  row("mapfile -C 'rm -rf ~; :' -c 1 lines < README.md", 'critical', 'removes the home directory or a parent of it: ~'),
   row('source ./env.sh', 'high', "runs a script inside the terminal's own shell: source ./env.sh"),
   row('builtin . ./env.sh', 'high', "runs a script inside the terminal's own shell: . ./env.sh"),
   row("flock x.lock -c 'rm -rf ~'", 'critical', 'removes the home directory or a parent of it: ~'),

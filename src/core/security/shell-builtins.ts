@@ -81,8 +81,12 @@ const read: CommandRule = (invocation) => {
 const mapfile: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, { valued: 'dnOsuCc' });
   assignsNames(invocation, parsed.operands.map(textOf));
-  // The callback gets each line as an argument: `-C eval` runs what was read.
-  if (optionValues(parsed, '-C').length > 0) invocation.engine.report('high', `runs code on each line it reads: ${invocation.name} -C`);
+  // The callback is code of its own, and it also gets each line as an argument: `-C eval` runs
+  // what was read, which nobody analysed.
+  for (const callback of optionValues(parsed, '-C')) {
+    invocation.engine.report('high', `runs code on each line it reads: ${invocation.name} -C`);
+    runCodeArgument(invocation, callback, `${invocation.name} -C`);
+  }
   readsTypedValues(invocation);
   invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
   return undefined;
