@@ -2,7 +2,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Prisma } from '../../src/generated/sqlite/client.js';
 import { toMessageView, toSummary } from '../../src/core/conversations/conversation-views.js';
 import { createDatabase, type Database } from '../../src/core/db/create-db.js';
-import { containsText } from '../../src/core/db/store.js';
 import { migrate } from '../../src/core/db/migrate.js';
 import { newId } from '../../src/core/ids.js';
 import { createTestDatabase, describeOnDatabases, type TestDatabase } from '../helpers/databases.js';
@@ -66,12 +65,15 @@ describeOnDatabases('conversation reads', (kind) => {
     await database.drop();
   });
 
-  /** The list as Prisma's query engine answers it. */
+  /** Prisma's case-insensitive `contains`: SQLite's LIKE folds ASCII case already. */
+  const containsText = (text: string) => (kind === 'postgresql' ? { contains: text, mode: 'insensitive' as const } : { contains: text });
+
+  /** The list as Prisma's query engine answers it, as the service asked it before. */
   async function prismaList(limit: number, offset: number, text?: string) {
     const where: Prisma.ConversationWhereInput = {
       ownerId: owner,
       OR: [{ messageCount: { gt: 0 } }, { title: { not: '' } }],
-      ...(text ? { AND: [{ OR: [{ title: containsText(kind, text) }, { messages: { some: { content: containsText(kind, text) } } }] }] } : {}),
+      ...(text ? { AND: [{ OR: [{ title: containsText(text) }, { messages: { some: { content: containsText(text) } } }] }] } : {}),
     };
     const rows = await opened.db.conversation.findMany({ where, orderBy: [{ lastModified: 'desc' }, { id: 'asc' }], skip: offset, take: limit });
     return { rows: rows.map(toSummary), total: await opened.db.conversation.count({ where }) };

@@ -1,4 +1,5 @@
 import type { Conversation } from '../../generated/sqlite/client.js';
+import type { StoredConversation } from '../chat-store/conversation-reads.js';
 import { newId } from '../ids.js';
 import type { Store } from '../db/store.js';
 import { requireOwnConversation } from './find-conversation.js';
@@ -27,7 +28,7 @@ export async function startNewConversation(store: Store, userId: string): Promis
   return conversation;
 }
 
-export async function setCurrentConversation(store: Store, userId: string, id: string): Promise<Conversation> {
+export async function setCurrentConversation(store: Store, userId: string, id: string): Promise<StoredConversation> {
   const conversation = await requireOwnConversation(store, userId, id);
   await pointCurrentAt(store, userId, conversation.id);
   return conversation;

@@ -1,7 +1,6 @@
 import { jsonObject, type Store } from '../db/store.js';
 import { toMessageView, toSummary, type ConversationSummary, type MessageView } from './conversation-views.js';
-import { AppError } from '../errors/app-error.js';
-import { isId } from '../ids.js';
+import { requireOwnConversation } from './find-conversation.js';
 
 export interface LoadedConversation {
   conversation: ConversationSummary;
@@ -10,8 +9,7 @@ export interface LoadedConversation {
 }
 
 export async function loadConversation(store: Store, userId: string, id: string): Promise<LoadedConversation> {
-  const conversation = isId(id) ? await store.reads.find(id) : null;
-  if (conversation?.ownerId !== userId) throw AppError.notFound('Conversation');
+  const conversation = await requireOwnConversation(store, userId, id);
   const messages = await store.reads.messages(conversation.id);
   return {
     conversation: toSummary(conversation),

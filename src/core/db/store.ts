@@ -14,15 +14,6 @@ export interface Store {
   kind: DatabaseKind;
 }
 
-/**
- * A case-insensitive substring filter. SQLite's LIKE already folds ASCII case; PostgreSQL needs
- * `mode: "insensitive"`, which the SQLite client's types (standing for both) do not declare.
- */
-export function containsText(kind: DatabaseKind, text: string): Prisma.StringFilter {
-  const insensitive = { contains: text, mode: 'insensitive' };
-  return kind === 'postgresql' ? insensitive : { contains: text };
-}
-
 /** A JSON column value as the plain object the API shows (null and non-objects become {}). */
 export function jsonObject(value: Prisma.JsonValue | null | undefined): Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};

@@ -332,8 +332,9 @@ export class ShellSession {
     // prompt, arriving late) is ignored.
     if (this.phase !== 'running' || !this.run) return;
     if (this.shellPid !== null && this.commands.isInputOf(this.shellPid) === false) {
-      // A command left the shell reading something other than our pipe (PROMPT_COMMAND already
-      // ends it when that is the terminal): it must not run another line.
+      // A command left the shell reading something other than our pipe. The shell's prompt
+      // function has already killed it unless a command disarmed that (it runs in the shell, so a
+      // sourced script could): then the shell must not run another line either.
       this.output('\r\n[terminal closed: a command changed where the shell reads its commands from]\r\n');
       this.kill();
       return;
