@@ -18,6 +18,8 @@ export interface RecordedRequest {
   /** Set when the client closed the connection before the fake finished its response (abort detection). */
   closedAt?: number;
   finishedAt?: number;
+  /** Set when the fake itself destroyed the socket (a scripted refuse or cut). */
+  destroyedAt?: number;
 }
 
 export interface FakeProvider extends AsyncDisposable {
@@ -123,6 +125,7 @@ export async function startFakeServer(options: FakeServerOptions): Promise<FakeP
       signal: closed.signal,
       destroy: () => {
         destroyedByFake = true;
+        record.destroyedAt = now();
         req.socket.destroy();
       },
     };

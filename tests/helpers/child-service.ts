@@ -13,8 +13,9 @@ export interface ChildService {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function spawnService(env: Record<string, string>): Promise<ChildService> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** `nodeArgs` go before the entry point, after tsx (`--expose-gc`, a preloaded TypeScript probe). */
+export async function spawnService(env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildService> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/main.ts'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_ENABLED: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
