@@ -8,6 +8,7 @@ import { PostgresChatStore } from '../chat-store/postgres-chat-store.js';
 import { PostgresConversationReads } from '../chat-store/postgres-conversation-reads.js';
 import { SqliteChatStore } from '../chat-store/sqlite-chat-store.js';
 import { SqliteConversationReads } from '../chat-store/sqlite-conversation-reads.js';
+import { createPostgresPool } from './postgres-pool.js';
 import type { DatabaseKind } from '../config/load-config.js';
 
 /**
@@ -74,12 +75,8 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
     import('../../generated/postgresql/client.js'),
   ]);
   // One pool for Prisma's adapter and the chat store: one set of connections to size and close.
-  // A request waits at most 10 s for a connection (then 503), never forever: a connection reset in
-  // the middle of a Prisma transaction can leave that transaction's client checked out for good
-  // (@prisma/adapter-pg releases it only on commit or rollback; BENCHMARKS.md, Notes).
-  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: POOL_WAIT_MS });
-  // An idle connection the server drops must not take the process down; the next query reconnects.
-  pool.on('error', () => undefined);
+  // A request waits at most 10 s for a connection (then 503), never forever.
+  const pool = createPostgresPool(pg.Pool, { connectionString: url, connectionTimeoutMillis: POOL_WAIT_MS });
   const client = new PostgresPrismaClient({ adapter: new PrismaPg(pool) });
   const db = client as unknown as Db;
   return {
@@ -89,7 +86,7 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
     kind: 'postgresql',
     close: async () => {
       await client.$disconnect();
-      // pool.end() waits for every checked-out client, and one lost as above never comes back.
+      // pool.end() waits for every checked-out client: bounded, in case one is never given back.
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([pool.end(), new Promise((resolve) => (timer = setTimeout(resolve, POOL_END_MS)))]);
       clearTimeout(timer);
