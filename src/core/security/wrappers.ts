@@ -179,6 +179,9 @@ const flock: CommandRule = (invocation) => {
   return runWrapped(invocation, rest);
 };
 
+/** The shell capsh runs, as if written on the line. */
+const bashWord: Argument = { text: 'bash', value: literalValue('bash'), remote: false };
+
 /**
  * unshare, nsenter, setpriv, capsh: new namespaces (a user namespace gives root's powers over the
  * user's own files, the terminal's command pipe among them) or changed privileges; then the
@@ -189,8 +192,10 @@ const privilegeChange = (syntax: OptionSyntax, separator = false): CommandRule =
   const parsed = parseOptions(invocation.args, { ...syntax, stopAtOperand: true });
   let rest = invocation.args.slice(parsed.rest);
   if (separator) {
+    // capsh: what follows `--` is handed to /bin/bash, so `capsh -- -c CODE` is `bash -c CODE`.
     const end = invocation.args.findIndex((argument) => textOf(argument) === '--');
-    rest = end < 0 ? [] : invocation.args.slice(end + 1);
+    if (end >= 0 && end + 1 < invocation.args.length) return runWrapped(invocation, [bashWord, ...invocation.args.slice(end + 1)]);
+    rest = [];
   }
   if (rest.length === 0) {
     invocation.engine.report('high', interactiveReason(invocation.name));
