@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import cors from 'cors';
 import express, { type Express } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import { answerClientError } from './http/client-error.js';
 import { errorHandler, notFound } from './http/not-found.js';
 import { hostGuard } from './http/host-guard.js';
 import { refuseTerminalCallers } from './http/terminal-callers.js';
@@ -117,6 +118,7 @@ export async function listen(app: Express, port: number, host: string): Promise<
   // A slow client must not hold a connection forever; keep-alive stays short behind proxies.
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { providerNames } from '../../core/config/env-schema.js';
 import { modelStatuses } from '../../core/models/model-entry.js';
+import { headerSafeMessage, headerSafeText } from '../schemas/common.js';
 
 export const providerSchema = z.enum(providerNames);
 
@@ -28,5 +29,5 @@ export const modelNameSchema = z.string().trim().min(1, 'modelName is required')
 
 /** The caller's own key for a hosted provider's list (CONTRACT §1); it is never echoed or logged. */
 export const apiKeyQuery = z.object({
-  apiKey: z.string({ error: 'apiKey is required' }).trim().min(1, 'apiKey is required').max(1000),
+  apiKey: z.string({ error: 'apiKey is required' }).trim().min(1, 'apiKey is required').max(1000).regex(headerSafeText, headerSafeMessage),
 });

@@ -3,6 +3,7 @@ import { providerNames } from '../../core/config/env-schema.js';
 import { chatModes } from '../../core/chat/chat-tools.js';
 import { finishReasons } from '../../core/chat/chat-events.js';
 import { promptOrderInputSchema } from '../../core/prompt-orders/prompt-order-schema.js';
+import { headerSafeMessage, headerSafeText } from './common.js';
 import { contextSchema } from './conversation.js';
 
 // The chat bodies of interface-spec "Chat and assistant" and "Unified and per-provider chat",
@@ -27,7 +28,7 @@ const chatFields = {
     .optional(),
 };
 
-const apiKey = z.string().max(1000);
+const apiKey = z.string().max(1000).regex(headerSafeText, headerSafeMessage);
 
 /** /api/message and its stream paths: apiKey optional (the server's key otherwise). */
 export const plainChatInput = z.object({ ...chatFields, apiKey: apiKey.optional() });

@@ -13,6 +13,14 @@ export const successMessageOutput = z.object({ success: z.boolean(), message: z.
  */
 export const idParam = z.string();
 
+/**
+ * What a caller's provider API key may hold. It goes on to the provider in an HTTP header, which
+ * takes printable ASCII only: anything else made the outgoing fetch throw, which read as the
+ * provider being down (503 MODEL_UNAVAILABLE) when it is the caller's mistake (400).
+ */
+export const headerSafeText = /^[\x20-\x7e]*$/;
+export const headerSafeMessage = 'must be printable ASCII (it is sent on as an HTTP header)';
+
 /** A boolean query flag: `?all=true` from REST (a string), a real boolean from typed clients. */
 export const queryFlag = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
