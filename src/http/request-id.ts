@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { newId } from '../core/ids.js';
 import { redactUrl, type Logger } from '../core/logger.js';
@@ -16,19 +17,30 @@ declare module 'express-serve-static-core' {
  */
 export function requestLogging(logger: Logger) {
   return function logRequest(req: Request, res: Response, next: NextFunction): void {
-    const incoming = req.get('x-request-id');
-    const requestId = incoming && acceptableRequestId.test(incoming) ? incoming : newId();
-    res.locals.requestId = requestId;
-    res.setHeader('X-Request-Id', requestId);
-    const started = process.hrtime.bigint();
+    const logLine = requestLine(logger, req);
+    res.locals.requestId = logLine.requestId;
+    res.setHeader('X-Request-Id', logLine.requestId);
     res.on('finish', () => {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const level = res.statusCode >= 500 ? 'error' : 'info';
-      logger[level](
-        { requestId, method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 },
-        'request',
-      );
+      logLine(res.statusCode);
     });
     next();
   };
+}
+
+/**
+ * The one log line of a request, HTTP or WebSocket upgrade, timed from now: call it with the
+ * status once answered. Its `requestId` is the one the line will carry.
+ */
+export function requestLine(logger: Logger, req: IncomingMessage): ((status: number) => void) & { requestId: string } {
+  const incoming = req.headers['x-request-id'];
+  const requestId = typeof incoming === 'string' && acceptableRequestId.test(incoming) ? incoming : newId();
+  const started = process.hrtime.bigint();
+  const url = redactUrl((req as Partial<Request>).originalUrl ?? req.url ?? '/');
+  return Object.assign(
+    (status: number) => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      logger[status >= 500 ? 'error' : 'info']({ requestId, method: req.method, url, status, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
+    },
+    { requestId },
+  );
 }

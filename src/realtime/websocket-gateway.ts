@@ -5,6 +5,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { User } from '../core/auth/permissions.js';
 import { AppError } from '../core/errors/app-error.js';
 import { acceptedHosts, hostName } from '../http/host-guard.js';
+import { requestLine } from '../http/request-id.js';
 import { terminalCallerRefusal, terminalConnectionCheck } from '../http/terminal-callers.js';
 import type { AppDeps } from '../procedures/context.js';
 import { appErrorFrom } from '../procedures/error-mapping.js';
@@ -45,33 +46,38 @@ export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: 
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
-    void upgrade(req, socket, head).catch((error: unknown) => {
-      deps.logger.error({ err: error }, 'websocket upgrade failed');
-      refuse(socket, appErrorFrom(error));
-    });
+    // An upgrade gets the request line every HTTP request gets: 101 when taken, else the refusal.
+    const logLine = requestLine(deps.logger, req);
+    void upgrade(req, socket, head, logLine).then(
+      (refusedWith) => {
+        if (refusedWith !== undefined) logLine(refusedWith);
+      },
+      (error: unknown) => {
+        deps.logger.error({ err: error }, 'websocket upgrade failed');
+        logLine(refuse(socket, appErrorFrom(error)));
+      },
+    );
   });
 
-  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  /** The refusal's status, or undefined once the socket is handed to its channel. */
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, logLine: (status: number) => void): Promise<number | undefined> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const channel = channelFor(url.pathname);
     const refusal = channel ? screen(req) : AppError.notFound('WebSocket channel');
     if (refusal || !channel) {
-      refuse(socket, refusal ?? AppError.notFound('WebSocket channel'));
-      return;
+      return refuse(socket, refusal ?? AppError.notFound('WebSocket channel'));
     }
     const ip = clientIp(req);
     // The upgrade itself counts like a request of its channel (CONTRACT §2: rate limit before token).
     const limited = await deps.rateLimits?.hit(channel.kind === 'terminal' ? 'terminal' : 'general', ip);
     if (limited) {
-      refuse(socket, limited);
-      return;
+      return refuse(socket, limited);
     }
     let user: User;
     try {
       user = await deps.auth.identify(upgradeToken(req, url), ip);
     } catch (error) {
-      refuse(socket, appErrorFrom(error));
-      return;
+      return refuse(socket, appErrorFrom(error));
     }
     // A terminal socket passes the terminal's own guard, feature flag and ownership (403/404).
     let terminal: TerminalSession | undefined;
@@ -79,17 +85,18 @@ export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: 
       try {
         terminal = await terminalForSocket(deps, user, ip, channel.terminalId);
       } catch (error) {
-        refuse(socket, appErrorFrom(error));
-        return;
+        return refuse(socket, appErrorFrom(error));
       }
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
+      logLine(101);
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
       ws.on('error', () => undefined);
       if (terminal) new TerminalChannel(ws, terminal, { user, ip }, deps);
       else new MainChannel(ws, { user, ip }, deps, channel.kind === 'main' && channel.markdown);
     });
+    return undefined;
   }
 
   /** Host, terminal caller and Origin, in the contract's order: the refusal, or null to go on. */
@@ -143,9 +150,9 @@ function upgradeToken(req: IncomingMessage, url: URL): string | null {
   return query === null || query === '' ? null : query;
 }
 
-/** Answers a refused upgrade as plain HTTP in the error envelope, then closes the connection. */
-function refuse(socket: Duplex, error: AppError): void {
-  if (!socket.writable) return;
+/** Answers a refused upgrade as plain HTTP in the error envelope, then closes the connection; its status. */
+function refuse(socket: Duplex, error: AppError): number {
+  if (!socket.writable) return error.status;
   const body = JSON.stringify(error.toEnvelope());
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/json; charset=utf-8',
@@ -157,4 +164,5 @@ function refuse(socket: Duplex, error: AppError): void {
     .map(([name, value]) => `${name}: ${value}`)
     .join('\r\n');
   socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\n${head}\r\n\r\n${body}`);
+  return error.status;
 }

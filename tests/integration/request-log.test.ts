@@ -1,0 +1,57 @@
+import { expect, it } from 'vitest';
+import { spawnService } from '../helpers/child-service.js';
+import { createTestDatabase, describeOnDatabases } from '../helpers/databases.js';
+import { request } from '../helpers/test-service.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { connect, wsUrl } from '../helpers/ws-client.js';
+
+// The operator's request log, as the service writes it to stdout: one line per HTTP request and
+// per WebSocket upgrade, taken (101) or refused (its status), with secrets in the URL redacted.
+
+interface LogLine {
+  msg?: string;
+  url?: string;
+  status?: number;
+  requestId?: string;
+  durationMs?: number;
+}
+
+describeOnDatabases('the request log', (kind) => {
+  it('has a line for every request and every WebSocket upgrade, taken or refused, without secrets', async () => {
+    const database = await createTestDatabase(kind);
+    const service = await spawnService({ DATABASE_URL: database.url });
+    try {
+      const { url } = service;
+      expect((await request(url, 'GET', '/api/status', { headers: { 'x-request-id': 'status-check-1' } })).status).toBe(200);
+      const taken = await connect(wsUrl(url, '/ws?access_token=sk-LOGCANARY-123'));
+      expect(taken.ok).toBe(true);
+      if (taken.ok) taken.client.close();
+      const unknown = await connect(wsUrl(url, '/ws/nothing-here'));
+      expect(unknown.ok ? 101 : unknown.status).toBe(404);
+      const wrongHost = await connect(wsUrl(url, '/ws'), { headers: { host: 'evil.example' } });
+      expect(wrongHost.ok ? 101 : wrongHost.status).toBe(403);
+
+      const lines = await waitFor(
+        () => {
+          const parsed = service.lines.map((line) => JSON.parse(line) as LogLine).filter((line) => line.msg === 'request');
+          return parsed.length >= 4 ? parsed : undefined;
+        },
+        5000,
+        'four request lines',
+      );
+      expect(lines.map(({ url: path, status }) => ({ url: path, status }))).toEqual([
+        { url: '/api/status', status: 200 },
+        { url: '/ws?access_token=[redacted]', status: 101 },
+        { url: '/ws/nothing-here', status: 404 },
+        { url: '/ws', status: 403 },
+      ]);
+      expect(lines[0]?.requestId).toBe('status-check-1');
+      for (const line of lines) expect(line.durationMs).toEqual(expect.any(Number));
+      expect(service.lines.join('\n')).not.toContain('LOGCANARY');
+    } finally {
+      service.child.kill('SIGKILL');
+      await service.exit;
+      await database.drop();
+    }
+  });
+});
