@@ -5,11 +5,11 @@ import { startFakeAnthropic, startFakeOllama, startFakeOpenAI } from '../fakes/i
 import { describeOnDatabases, type DatabaseKind } from '../helpers/databases.js';
 import { initRepository, makeFolder } from '../helpers/fixture-folders.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
-import { generateRequests, idKinds, operationsOf, type FuzzRequest, type KnownIds, type ProtectedIds } from './openapi-fuzz.js';
+import { generateRequests, idKinds, operationsOf, type FuzzRequest, type KnownIds, type ProtectedIds } from './fuzz/index.js';
 import { reliabilityCount } from './reliability-level.js';
 
 // Issue 7, bad input: thousands of malformed requests generated from the service's own OpenAPI
-// document (openapi-fuzz.ts) across every operation. No reply may be a 5xx or leak a stack
+// document (fuzz/) across every operation. No reply may be a 5xx or leak a stack
 // trace, every error must be the contract's envelope, what the schema forbids must be refused,
 // the service must answer normally afterwards, and the items seeded before the storm (their ids
 // are used only in requests that must be refused) must be byte-for-byte what they were.
