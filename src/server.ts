@@ -121,7 +121,10 @@ export async function listen(app: Express, port: number, host: string): Promise<
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    // Node's default backlog (511) overflows when thousands of clients connect at once (a
+    // reconnect storm, a load test): the kernel then drops their SYNs and they retry after 1, 3,
+    // 7, 15 s. The kernel caps this at net.core.somaxconn.
+    server.listen({ port, host, backlog: 4096 }, () => {
       server.off('error', reject);
       resolve();
     });
