@@ -116,7 +116,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   };
   await cluster?.start(answerCarriedCalls(deps), events);
   const app = createApp(deps);
-  const running = await listen(app, config.PORT, config.HOST);
+  const running = await listen(app, config.PORT, config.HOST, logger);
   const sockets = attachWebSockets(running.server, deps, clientIpResolver(app));
   let stopping: Promise<void> | undefined;
   const stop = () =>

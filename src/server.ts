@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import cors from 'cors';
 import express, { type Express } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import type { Logger } from './core/logger.js';
 import { answerClientError } from './http/client-error.js';
 import { errorHandler, notFound } from './http/not-found.js';
 import { hostGuard } from './http/host-guard.js';
@@ -113,12 +114,12 @@ export interface RunningServer {
   port: number;
 }
 
-export async function listen(app: Express, port: number, host: string): Promise<RunningServer> {
+export async function listen(app: Express, port: number, host: string, logger: Logger): Promise<RunningServer> {
   const server = createServer(app);
   // A slow client must not hold a connection forever; keep-alive stays short behind proxies.
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
-  server.on('clientError', answerClientError);
+  server.on('clientError', answerClientError(logger));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // Node's default backlog (511) overflows when thousands of clients connect at once (a

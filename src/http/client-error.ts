@@ -1,13 +1,14 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../core/errors/app-error.js';
+import type { Logger } from '../core/logger.js';
 
 /**
  * Node's HTTP parser answers a request it cannot parse (headers or URL over 16 KB, broken framing)
  * by itself, before Express sees it: a bare 431 or 400 with an empty body. CONTRACT §2 wants the
  * envelope on every error, so this writes it instead; the connection is closed, as Node would.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }): void {
+export const answerClientError = (logger: Logger) => (error: Error & { code?: string }, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }): void => {
   // A reply already under way on this connection (a pipelined request broke behind it) cannot be
   // followed by another one: the connection just ends, as Node's own handler does.
   if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent === true) {
@@ -29,4 +30,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
       'Connection: close\r\n\r\n' +
       body,
   );
-}
+  // Express never saw it, so this is its only trace in the request log (no method or URL: the
+  // parser gave up before them, or they were too large to keep).
+  logger.info({ status: appError.status, reason: error.code ?? 'unknown' }, 'unparsable request');
+};

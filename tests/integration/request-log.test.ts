@@ -6,7 +6,8 @@ import { waitFor } from '../helpers/wait-for.js';
 import { connect, wsUrl } from '../helpers/ws-client.js';
 
 // The operator's request log, as the service writes it to stdout: one line per HTTP request and
-// per WebSocket upgrade, taken (101) or refused (its status), with secrets in the URL redacted.
+// per WebSocket upgrade, taken (101) or refused (its status), with secrets in the URL redacted,
+// and one for a request too malformed for Node's HTTP parser.
 
 interface LogLine {
   msg?: string;
@@ -30,6 +31,12 @@ describeOnDatabases('the request log', (kind) => {
       expect(unknown.ok ? 101 : unknown.status).toBe(404);
       const wrongHost = await connect(wsUrl(url, '/ws'), { headers: { host: 'evil.example' } });
       expect(wrongHost.ok ? 101 : wrongHost.status).toBe(403);
+      // Too long for Node's parser, so Express never sees it: the envelope, and a line of its own.
+      const tooLong = await request(url, 'GET', `/api/conversations?q=${'a'.repeat(20_000)}`);
+      expect(tooLong.status).toBe(400);
+      expect(tooLong.body.error.code).toBe('INVALID_REQUEST');
+      await waitFor(() => service.lines.find((line) => line.includes('"msg":"unparsable request"')), 5000, 'the unparsable request line');
+      expect(JSON.parse(service.lines.find((line) => line.includes('"msg":"unparsable request"')) ?? '{}')).toMatchObject({ status: 400, reason: 'HPE_HEADER_OVERFLOW' });
 
       const lines = await waitFor(
         () => {
