@@ -59,8 +59,12 @@ function postgresReader(connectionString: string): Reader {
 
 const reader = url.startsWith('file:') ? sqliteReader(url.slice('file:'.length)) : postgresReader(url);
 const app = express();
+// Requests arriving while a probe runs share it, as the service's status probe does
+// (src/core/status/service-status.ts): the same queries on both sides.
+let probing: Promise<void> | undefined;
 app.get('/api/status', async (_req, res) => {
-  await reader.ping();
+  probing ??= reader.ping().finally(() => (probing = undefined));
+  await probing;
   res.json({ status: 'ok', timestamp: new Date().toISOString() });
 });
 app.get('/api/conversations', async (req, res) => {

@@ -22,8 +22,24 @@ export interface ServiceStatus {
 
 const DATABASE_CHECK_TIMEOUT_MS = 2000;
 
+/**
+ * Probes in flight, by store: status requests that arrive while one is under way share its answer
+ * (a load balancer's checks, a dashboard polling), so a burst of them costs the database one query,
+ * not one each. Every answer comes from a probe that was still running when its request arrived.
+ */
+const probing = new WeakMap<Store, Promise<boolean>>();
+
+function databaseReachable(store: Store): Promise<boolean> {
+  let probe = probing.get(store);
+  if (!probe) {
+    probe = probeDatabase(store).finally(() => probing.delete(store));
+    probing.set(store, probe);
+  }
+  return probe;
+}
+
 /** Whether the database answers a trivial query in time; a health check must never hang. */
-async function databaseReachable(store: Store): Promise<boolean> {
+async function probeDatabase(store: Store): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => {

@@ -1,0 +1,28 @@
+import { expect, it, vi } from 'vitest';
+import { getServiceStatus } from '../../src/core/status/service-status.js';
+import { describeOnDatabases } from '../helpers/databases.js';
+import { startTestService } from '../helpers/test-service.js';
+
+// The status probe: status requests that arrive while a database probe is under way share it, so
+// a burst of health checks costs one query, and the next request after it probes again.
+
+describeOnDatabases('the status probe', (kind) => {
+  it('shares one database query among the requests that arrive while it runs, and probes afresh after', async () => {
+    await using svc = await startTestService(kind);
+    const { store, config, startedAt, sandbox, redis } = svc.service.deps;
+    const ping = vi.spyOn(store.reads, 'ping');
+    const status = () => getServiceStatus(store, config, startedAt, sandbox, redis);
+
+    const together = await Promise.all(Array.from({ length: 20 }, status));
+    expect(together.every((answer) => answer.status === 'ok')).toBe(true);
+    expect(ping).toHaveBeenCalledTimes(1);
+
+    await status();
+    expect(ping).toHaveBeenCalledTimes(2);
+    // Over HTTP, fifty at once: on PostgreSQL the probe is a round trip that later requests join
+    // (SQLite answers it before the next request is even read, so there each has its own).
+    const replies = await Promise.all(Array.from({ length: 50 }, () => svc.request('GET', '/api/status')));
+    expect(replies.every((reply) => reply.status === 200)).toBe(true);
+    if (kind === 'postgresql') expect(ping.mock.calls.length - 2).toBeLessThan(50);
+  });
+});
