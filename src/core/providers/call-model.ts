@@ -27,9 +27,18 @@ export interface ModelCallOptions {
  */
 export async function callModel(call: ChatCall, options: ModelCallOptions): Promise<StepResult> {
   const protocol = protocols[options.provider];
-  const wire = protocol.request(call, options.apiKey);
   const decoder = protocol.decoder(options.onText);
-  await sendToProvider(
+  await send(protocol, call, options, decoder);
+  return decoder.end();
+}
+
+/**
+ * Not async, so the request's JSON (the whole history window) is not kept in callModel's frame
+ * for as long as the answer streams.
+ */
+function send(protocol: WireProtocol, call: ChatCall, options: ModelCallOptions, decoder: { push(text: string): void }): Promise<void> {
+  const wire = protocol.request(call, options.apiKey);
+  return sendToProvider(
     { url: options.baseUrl + wire.path, headers: wire.headers, body: wire.body, signal: options.signal, timeoutMs: options.timeoutMs },
     {
       onResponse: options.onResponse,
@@ -38,5 +47,4 @@ export async function callModel(call: ChatCall, options: ModelCallOptions): Prom
       },
     },
   );
-  return decoder.end();
 }

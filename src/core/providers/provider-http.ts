@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ProviderHttpError, ProviderProtocolError, ProviderTimeoutError } from './provider-errors.js';
 
@@ -53,18 +53,28 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
  * `sink.onData` throws (the request is then closed).
  */
 export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink): Promise<void> {
+  const { signal, timeoutMs } = request;
+  if (signal.aborted) return Promise.reject(abortError(signal.reason));
+  // Nothing below keeps `request`: its body (the whole history window as JSON) is handed to the
+  // socket and not held for as long as the answer streams.
+  return followResponse(post(request), signal, timeoutMs, sink);
+}
+
+function post({ url: target, headers, body }: ProviderHttpRequest): ClientRequest {
+  const url = new URL(target);
+  const secure = url.protocol === 'https:';
+  const req = (secure ? httpsRequest : httpRequest)(url, {
+    method: 'POST',
+    agent: secure ? agents.https : agents.http,
+    headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+  });
+  // Sent once the connection is there; the response and errors are listened for in this same tick.
+  req.end(body);
+  return req;
+}
+
+function followResponse(req: ClientRequest, signal: AbortSignal, timeoutMs: number, sink: ResponseSink): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    if (request.signal.aborted) {
-      reject(abortError(request.signal.reason));
-      return;
-    }
-    const url = new URL(request.url);
-    const secure = url.protocol === 'https:';
-    const req = (secure ? httpsRequest : httpRequest)(url, {
-      method: 'POST',
-      agent: secure ? agents.https : agents.http,
-      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-    });
     let settled = false;
     let responded = false;
     // Why the request was destroyed on our side, so the socket errors that follow report it.
@@ -74,7 +84,7 @@ export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink)
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      request.signal.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
       if (error === undefined) resolve();
       else reject(error instanceof Error ? error : new Error('The provider request failed', { cause: error }));
     };
@@ -86,12 +96,12 @@ export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink)
       settle(reason);
     };
     const onAbort = () => {
-      destroy(abortError(request.signal.reason));
+      destroy(abortError(signal.reason));
     };
     const timer = setTimeout(() => {
-      destroy(new ProviderTimeoutError(request.timeoutMs, responded ? 'idle' : 'first-byte'));
-    }, request.timeoutMs);
-    request.signal.addEventListener('abort', onAbort, { once: true });
+      destroy(new ProviderTimeoutError(timeoutMs, responded ? 'idle' : 'first-byte'));
+    }, timeoutMs);
+    signal.addEventListener('abort', onAbort, { once: true });
 
     req.on('error', (error) => {
       settle(destroyedFor ?? error);
@@ -128,6 +138,5 @@ export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink)
       res.on('close', lost);
       res.on('error', lost);
     });
-    req.end(request.body);
   });
 }
