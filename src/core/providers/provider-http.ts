@@ -57,7 +57,15 @@ export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink)
   if (signal.aborted) return Promise.reject(abortError(signal.reason));
   // Nothing below keeps `request`: its body (the whole history window as JSON) is handed to the
   // socket and not held for as long as the answer streams.
-  return followResponse(post(request), signal, timeoutMs, sink);
+  let req: ClientRequest;
+  try {
+    req = post(request);
+  } catch (error) {
+    // node:http throws at once on a URL or header it cannot send (a configured key with a line
+    // break, say); callers get that as the promised rejection, like every other failure.
+    return Promise.reject(error instanceof Error ? error : new Error('The provider request could not be made', { cause: error }));
+  }
+  return followResponse(req, signal, timeoutMs, sink);
 }
 
 function post({ url: target, headers, body }: ProviderHttpRequest): ClientRequest {
