@@ -101,10 +101,19 @@ describeOnDatabases('bad input at /trpc', (kind) => {
               continue;
             }
             if (status < 400 || text === '') continue;
-            const parsed = JSON.parse(text) as unknown;
-            for (const entry of Array.isArray(parsed) ? parsed : [parsed]) {
-              const appCode = (entry as { error?: { json?: { data?: { appCode?: string } } } }).error?.json?.data?.appCode;
-              if (appCode !== undefined && !contractCodes.has(appCode)) failures.push(`${label} -> appCode ${appCode}`);
+            const parsed = JSON.parse(text) as { success?: boolean; error?: { code?: string } };
+            // A URL too long for Node's HTTP parser is refused before any route is known: the
+            // contract's plain envelope (src/http/client-error.ts), not tRPC's shape.
+            if (!Array.isArray(parsed) && parsed.success === false) {
+              if (!contractCodes.has(parsed.error?.code ?? '')) failures.push(`${label} -> envelope ${text.slice(0, 160)}`);
+              continue;
+            }
+            // A batch answers each call on its own: results pass, every error needs a contract code.
+            for (const entry of Array.isArray(parsed) ? (parsed as unknown[]) : [parsed]) {
+              const { error } = entry as { error?: { json?: { data?: { appCode?: string } } } };
+              if (error === undefined) continue;
+              const appCode = error.json?.data?.appCode;
+              if (!contractCodes.has(appCode ?? '')) failures.push(`${label} -> appCode ${String(appCode)}: ${text.slice(0, 160)}`);
             }
           }
         }
