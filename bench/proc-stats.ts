@@ -1,10 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 
 // What another process on this machine holds and has spent, and what the kernel counted, read
-// from /proc; and a process's V8 heap, through a preload that writes `process.memoryUsage()` to a
-// file when sent SIGUSR2 (apart from noting the heap after each full collection, it does nothing
-// until asked).
+// from /proc; and a process's V8 heap, through the preload bench/heap-probe.mjs.
 
 /** Resident set size in KB (VmRSS of /proc/<pid>/status). */
 export function rssKb(pid: number): number {
@@ -35,55 +34,53 @@ export function openFilesLimit(): number {
 }
 
 /**
- * Node flags that install the heap probe; the process must also get `BENCH_HEAP_FILE=<file>`.
- * `--expose-gc` lets a reading ask for a full collection first (see heapUsedKb). The probe also
- * notes the heap in use just after each full collection the process runs by itself: what the
- * heap holds alive under load, without stopping the process to find out.
+ * Node flags that install the heap probe (bench/heap-probe.mjs); the process must also get
+ * `HEAP_PROBE_FILE=<file>` in its environment, and `HEAP_PROBE_RESOURCES=1` to have its timers,
+ * sockets and pipes counted. `--expose-gc` lets a reading ask for a full collection first.
  */
-export const heapProbeFlags = [
-  '--expose-gc',
-  '--import',
-  `data:text/javascript,${encodeURIComponent(`
-import { readFileSync, writeFileSync } from 'node:fs';
-import { constants, PerformanceObserver } from 'node:perf_hooks';
-let afterFullGc = null;
-new PerformanceObserver((list) => {
-  if (list.getEntries().some((entry) => entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
-    afterFullGc = { at: Date.now(), heapUsed: process.memoryUsage().heapUsed };
-  }
-}).observe({ entryTypes: ['gc'] });
-process.on('SIGUSR2', () => {
-  const file = process.env.BENCH_HEAP_FILE;
-  if (readFileSync(file, 'utf8') === 'collect') globalThis.gc?.();
-  writeFileSync(file, JSON.stringify({ ...process.memoryUsage(), at: Date.now(), afterFullGc }));
-});
-`)}`,
-];
+export const heapProbeFlags = ['--expose-gc', '--import', fileURLToPath(new URL('./heap-probe.mjs', import.meta.url))];
 
 export interface HeapReading {
   heapUsedKb: number;
+  rssKb: number;
+  externalKb: number;
   /** The heap in use after the process's latest full collection of its own, and when (epoch ms). */
   afterFullGc: { at: number; heapUsedKb: number } | null;
+  /** Timers, sockets and pipes alive by async resource type; empty unless HEAP_PROBE_RESOURCES=1. */
+  alive: Record<string, number>;
 }
 
 /**
- * The probed process's heap in use; null when it did not answer within a second (its event loop
+ * The probed process's heap in use; null when it did not answer within `waitMs` (its event loop
  * answers the signal). `collect` runs a full garbage collection first: for an idle reading,
  * so garbage left by earlier work is not counted as the baseline; never under the load measured,
  * as it stops the process for as long as it takes.
  */
-export async function readHeap(pid: number, file: string, collect = false): Promise<HeapReading | null> {
+export async function readHeap(pid: number, file: string, collect = false, waitMs = 1000): Promise<HeapReading | null> {
   writeFileSync(file, collect ? 'collect' : 'read');
   const asked = Date.now();
   process.kill(pid, 'SIGUSR2');
-  while (Date.now() - asked < 1000) {
+  while (Date.now() - asked < waitMs) {
     await sleep(10);
     try {
-      const usage = JSON.parse(readFileSync(file, 'utf8')) as { heapUsed: number; at: number; afterFullGc: { at: number; heapUsed: number } | null };
+      const usage = JSON.parse(readFileSync(file, 'utf8')) as {
+        heapUsed: number;
+        rss: number;
+        external: number;
+        at: number;
+        afterFullGc: { at: number; heapUsed: number } | null;
+        alive: Record<string, number>;
+      };
       // A file from an earlier request is stale.
       if (usage.at < asked) continue;
       const { afterFullGc } = usage;
-      return { heapUsedKb: usage.heapUsed / 1024, afterFullGc: afterFullGc === null ? null : { at: afterFullGc.at, heapUsedKb: afterFullGc.heapUsed / 1024 } };
+      return {
+        heapUsedKb: usage.heapUsed / 1024,
+        rssKb: usage.rss / 1024,
+        externalKb: usage.external / 1024,
+        afterFullGc: afterFullGc === null ? null : { at: afterFullGc.at, heapUsedKb: afterFullGc.heapUsed / 1024 },
+        alive: usage.alive,
+      };
     } catch {
       // Not written yet, or caught mid-write: asked again on the next turn.
     }

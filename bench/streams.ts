@@ -212,7 +212,7 @@ async function main(): Promise<void> {
         // The default, said out loud: it bounds the wait for the first byte and every silence
         // after; the upstream's longest silence is 250 ms.
         PROVIDER_TIMEOUT_MS: '60000',
-        BENCH_HEAP_FILE: heapFile,
+        HEAP_PROBE_FILE: heapFile,
       },
       [...heapProbeFlags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
     ).catch(async (error: unknown) => {

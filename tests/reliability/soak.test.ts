@@ -1,19 +1,19 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { heapProbeFlags, readHeap, type HeapReading } from '../../bench/proc-stats.js';
 import { startFakeOllama } from '../fakes/index.js';
 import { spawnService, type ChildService } from '../helpers/child-service.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { makeFolder } from '../helpers/fixture-folders.js';
 import { open, wsUrl } from '../helpers/ws-client.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { fullReliability } from './reliability-level.js';
 
 // Issue 7's soak, run by `npm run reliability` only (it takes minutes): 100,000 mixed requests
 // (reads, writes, errors, WebSocket connections) and 1,000 streamed answers against the service
 // as its own process. After warm-up and after the load, the service collects its garbage and
-// reports what is alive (./soak-probe.ts): its heap must come back within 10% of the warm-up
+// reports what is alive (bench/heap-probe.mjs): its heap must come back within 10% of the warm-up
 // level, and neither its timers, sockets nor file descriptors may have grown. The figures are
 // printed, for BENCHMARKS.md.
 
@@ -26,12 +26,7 @@ const STREAM_CONCURRENCY = 10;
 /** Short, so the finished streams the service keeps for replay are gone before it is measured. */
 const RETENTION_MS = 1000;
 
-interface Probe {
-  sequence: number;
-  rss: number;
-  heapUsed: number;
-  external: number;
-  alive: Record<string, number>;
+interface Probe extends HeapReading {
   fds: number;
 }
 
@@ -59,21 +54,11 @@ function call(agent: Agent, url: string, method: string, path: string, json?: un
 }
 
 /** The service's garbage collected, then what it holds, as the preloaded probe reports it. */
-async function probe(service: ChildService, file: string, last: number): Promise<Probe> {
-  service.child.kill('SIGUSR2');
-  const report = await waitFor(
-    () => {
-      try {
-        const read = JSON.parse(readFileSync(file, 'utf8')) as Omit<Probe, 'fds'>;
-        return read.sequence > last ? read : undefined;
-      } catch {
-        return undefined; // not written yet
-      }
-    },
-    10_000,
-    'the soak probe',
-  );
-  return { ...report, fds: readdirSync(`/proc/${String(service.child.pid)}/fd`).length };
+async function probe(service: ChildService, file: string): Promise<Probe> {
+  const pid = service.child.pid ?? 0;
+  const reading = await readHeap(pid, file, true, 10_000);
+  if (reading === null) throw new Error('the heap probe did not answer within 10 s');
+  return { ...reading, fds: readdirSync(`/proc/${String(pid)}/fd`).length };
 }
 
 describe.skipIf(!fullReliability)('soak (npm run reliability only)', () => {
@@ -91,9 +76,10 @@ describe.skipIf(!fullReliability)('soak (npm run reliability only)', () => {
           OLLAMA_BASE_URL: fake.url,
           STREAM_RETENTION_MS: String(RETENTION_MS),
           MAX_STREAMS_PER_USER: String(STREAM_CONCURRENCY * 2),
-          SOAK_PROBE_FILE: probeFile,
+          HEAP_PROBE_FILE: probeFile,
+          HEAP_PROBE_RESOURCES: '1',
         },
-        ['--expose-gc', '--import', './tests/reliability/soak-probe.ts'],
+        heapProbeFlags,
       );
       const { url } = service;
       // Idle sockets are dropped before the server's 5 s keep-alive timeout would close them: a
@@ -157,24 +143,24 @@ describe.skipIf(!fullReliability)('soak (npm run reliability only)', () => {
 
       await Promise.all([run(WARM_UP_REQUESTS, CONCURRENCY, mixed), run(WARM_UP_STREAMS, STREAM_CONCURRENCY, stream)]);
       await settle();
-      const warm = await probe(service, probeFile, 0);
+      const warm = await probe(service, probeFile);
 
       const started = performance.now();
       await Promise.all([run(REQUESTS, CONCURRENCY, mixed), run(STREAMS, STREAM_CONCURRENCY, stream)]);
       const seconds = (performance.now() - started) / 1000;
       await settle();
-      const after = await probe(service, probeFile, warm.sequence);
+      const after = await probe(service, probeFile);
       agent.destroy();
 
-      const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+      const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
       console.table({
-        'after warm-up': { rss: mb(warm.rss), heap: mb(warm.heapUsed), external: mb(warm.external), fds: warm.fds, ...warm.alive },
-        'after the load': { rss: mb(after.rss), heap: mb(after.heapUsed), external: mb(after.external), fds: after.fds, ...after.alive },
+        'after warm-up': { rss: mb(warm.rssKb), heap: mb(warm.heapUsedKb), external: mb(warm.externalKb), fds: warm.fds, ...warm.alive },
+        'after the load': { rss: mb(after.rssKb), heap: mb(after.heapUsedKb), external: mb(after.externalKb), fds: after.fds, ...after.alive },
       });
       console.log(`${String(REQUESTS)} requests and ${String(STREAMS)} streams in ${seconds.toFixed(0)} s; statuses ${JSON.stringify(Object.fromEntries(counts))}`);
 
       expect(failures).toEqual([]);
-      expect(after.heapUsed).toBeLessThanOrEqual(warm.heapUsed * 1.1);
+      expect(after.heapUsedKb).toBeLessThanOrEqual(warm.heapUsedKb * 1.1);
       // Keep-alive sockets of the load generator are gone (the agent was destroyed); allow the
       // odd one still closing.
       expect(after.fds).toBeLessThanOrEqual(warm.fds + 2);
