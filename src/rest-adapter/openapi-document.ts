@@ -52,23 +52,38 @@ export function buildOpenApiDocument(appRouter: AppRouter, aliases: readonly Rou
     },
   });
   const components = (document.components ??= {});
-  components.schemas = { ...components.schemas, ErrorEnvelope: errorEnvelopeSchema };
-  components.responses = {
-    ...components.responses,
-    error: {
-      description: 'Error in the contract envelope',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-    },
-  };
+  // The adapter describes errors in its own shape (error.BAD_REQUEST, …); the service answers the
+  // contract's envelope instead, so those schemas go and every error response points at it.
+  components.schemas = { ...withoutAdapterErrorSchemas(components.schemas), ErrorEnvelope: errorEnvelopeSchema };
   const paths = (document.paths ?? {}) as Record<string, PathItem>;
   const documentedPaths = new Map<string, string>();
   forEachOpenApiProcedure<ProcedureMeta>(appRouter._def.procedures, ({ path, meta }) => {
     documentedPaths.set(path, meta.openapi.path);
-    if (meta.sse) describeEventStream(paths[meta.openapi.path]?.[meta.openapi.method.toLowerCase()]);
+    const operation = paths[meta.openapi.path]?.[meta.openapi.method.toLowerCase()];
+    describeErrors(operation, meta.rateGroup !== 'none');
+    // A public operation says so with an empty requirement (no token), rather than saying nothing.
+    if (operation && meta.openapi.protect === false) operation.security = [];
+    if (meta.sse) describeEventStream(operation);
   });
   for (const alias of aliases) addAlias(paths, documentedPaths.get(alias.procedure), alias);
   document.paths = paths;
   return document;
+}
+
+function withoutAdapterErrorSchemas(schemas: Record<string, SchemaObject> | undefined): Record<string, SchemaObject> {
+  return Object.fromEntries(Object.entries(schemas ?? {}).filter(([name]) => !name.startsWith('error.')));
+}
+
+const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } };
+
+/** Every error status an operation lists answers the envelope, 429 too where a rate group applies. */
+function describeErrors(operation: Operation | undefined, rateLimited: boolean): void {
+  const responses = operation?.responses as Record<string, Record<string, unknown>> | undefined;
+  if (!responses) return;
+  for (const [status, response] of Object.entries(responses)) {
+    if (!status.startsWith('2')) response.content = errorContent;
+  }
+  if (rateLimited) responses['429'] = { description: 'Rate limit exceeded (RATE_LIMIT_EXCEEDED); Retry-After says when to retry', content: errorContent };
 }
 
 const sseDescription =

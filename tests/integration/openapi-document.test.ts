@@ -1,5 +1,12 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/test-service.js';
+
+const run = promisify(execFile);
 
 // The OpenAPI document must list exactly the REST paths of the areas built so far, as the
 // specification's and the contract's tables name them. Each later area adds its rows here.
@@ -98,6 +105,18 @@ describe('OpenAPI document and docs page', () => {
     const save = body.paths['/api/conversation/save'].post;
     expect(save.requestBody.content['application/json'].schema.properties).toHaveProperty('conversationData');
     expect(body.components.schemas.ErrorEnvelope.properties.error.required).toEqual(['code', 'message', 'details', 'timestamp']);
+    // Every error response is the envelope, not trpc-to-openapi's own error shape.
+    expect(Object.keys(body.components.schemas).filter((name) => name.startsWith('error.'))).toEqual([]);
+    for (const [path, item] of Object.entries(body.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const errors = Object.entries(operation.responses).filter(([status]) => !status.startsWith('2'));
+        expect(errors.length, `${method} ${path}`).toBeGreaterThan(0);
+        for (const [status, response] of errors) {
+          expect(response.content['application/json'].schema, `${status} of ${method} ${path}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        }
+        expect('429' in operation.responses, `429 of ${method} ${path}`).toBe(path !== '/api/status');
+      }
+    }
     const ids = new Set<string>();
     for (const item of Object.values(body.paths as Record<string, Record<string, { operationId: string }>>)) {
       for (const operation of Object.values(item)) {
@@ -112,11 +131,28 @@ describe('OpenAPI document and docs page', () => {
     expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     for (const [path, item] of Object.entries(body.paths as Record<string, Record<string, { security?: unknown }>>)) {
       for (const [method, operation] of Object.entries(item)) {
-        const expected = path === '/api/status' ? undefined : [{ bearerAuth: [] }];
+        const expected = path === '/api/status' ? [] : [{ bearerAuth: [] }];
         expect(operation.security, `${method} ${path}`).toEqual(expected);
       }
     }
   });
+
+  it('passes the Redocly linter with no errors', async () => {
+    const { body } = await svc.request('GET', '/api/openapi.json');
+    const folder = await mkdtemp(join(tmpdir(), 'openapi-'));
+    const file = join(folder, 'openapi.json');
+    await writeFile(file, JSON.stringify(body));
+    // Redocly's telemetry and update check would reach for the internet.
+    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+    const lint = await run(process.execPath, ['node_modules/@redocly/cli/bin/cli.js', 'lint', file, '--format=json'], { env, timeout: 60_000 }).catch(
+      // A lint with errors exits non-zero; its report is still on stdout.
+      (error: unknown) => error as { stdout: string },
+    );
+    await rm(folder, { recursive: true, force: true });
+    const report = JSON.parse(lint.stdout.slice(lint.stdout.indexOf('{'))) as { totals: { errors: number }; problems: { ruleId: string; message: string; severity: string }[] };
+    expect(report.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
+    expect(report.totals.errors).toBe(0);
+  }, 90_000);
 
   it('documents the streaming paths as text/event-stream replies', async () => {
     const { body } = await svc.request('GET', '/api/openapi.json');

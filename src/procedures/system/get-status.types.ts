@@ -1,10 +1,20 @@
 import { z } from 'zod';
-import { providerNames } from '../../core/config/env-schema.js';
+import type { providerNames } from '../../core/config/env-schema.js';
 import type { ProcedureMeta } from '../meta.js';
 
 export const getStatusMeta = {
   openapi: { method: 'GET', path: '/api/status', tags: ['system'], summary: 'Service health: ok, degraded or down (503)', protect: false },
 } satisfies ProcedureMeta;
+
+const providerSetting = z.object({ configured: z.boolean(), defaultModel: z.string() });
+
+// One property per provider rather than a record keyed by an enum: the OpenAPI document then
+// names each one as a property, which documentation tools and linters read correctly.
+const providerSettings = {
+  openai: providerSetting,
+  anthropic: providerSetting,
+  ollama: providerSetting,
+} satisfies Record<(typeof providerNames)[number], typeof providerSetting>;
 
 export const getStatusOutput = z.object({
   success: z.literal(false).optional(),
@@ -14,7 +24,7 @@ export const getStatusOutput = z.object({
   uptime: z.number().int(),
   version: z.string(),
   database: z.enum(['sqlite', 'postgresql']),
-  providers: z.record(z.enum(providerNames), z.object({ configured: z.boolean(), defaultModel: z.string() })),
+  providers: z.object(providerSettings),
   sandbox: z.enum(['bwrap', 'none', 'unavailable']),
   systemCommands: z.boolean(),
   redis: z.enum(['unused', 'ok', 'unreachable']),
