@@ -26,6 +26,7 @@ import { createCluster } from './core/cluster/cluster.js';
 import { newId } from './core/ids.js';
 import { publishTerminalHomes } from './core/cluster/terminal-homes.js';
 import { answerCarriedCalls } from './realtime/carried-calls.js';
+import { ServiceMetrics } from './core/metrics/service-metrics.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -64,6 +65,11 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   const events = new UserEvents(instanceId);
   const terminalHomes = cluster ? publishTerminalHomes(cluster.directory, () => terminals.all()) : undefined;
   const terminals = createTerminalManager(store, config, logger, events, terminalHomes);
+  // Read at each scrape from the registries that own them; `streams` exists by the first scrape.
+  const metrics = new ServiceMetrics({
+    runningStreams: () => streams.runningCount,
+    openTerminals: () => terminals.all().filter((terminal) => terminal.status !== 'exited').length,
+  });
   const jobs = config.ENABLE_SCHEDULING
     ? startPeriodicJobs(store, logger, {
         auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS,
@@ -82,7 +88,10 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     maxRetainedBytes: config.STREAM_REPLAY_MAX_BYTES,
     onJobDone: (job) => {
       const done = job.doneMetadata;
-      if (done) events.publish(job.ownerId, { kind: 'conversation', action: 'answered', conversationId: done.conversationId, streamId: job.id });
+      if (!done) return;
+      // The exchange's end, where the provider's token usage is known.
+      metrics.exchangeDone(done);
+      events.publish(job.ownerId, { kind: 'conversation', action: 'answered', conversationId: done.conversationId, streamId: job.id });
     },
     ...(cluster
       ? {
@@ -111,6 +120,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     modelDownloads,
     streams,
     startedAt,
+    metrics,
     ...(redis ? { redis } : {}),
     ...(cluster ? { cluster } : {}),
   };

@@ -10,6 +10,8 @@ import { errorHandler, notFound } from './http/not-found.js';
 import { hostGuard } from './http/host-guard.js';
 import { refuseTerminalCallers } from './http/terminal-callers.js';
 import { requestLogging } from './http/request-id.js';
+import { requestTiming } from './http/request-timing.js';
+import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { createRequestContext } from './http/request-context.js';
 import { appErrorFrom } from './procedures/error-mapping.js';
 import type { ProcedureMeta, RateGroup } from './procedures/meta.js';
@@ -30,6 +32,8 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
 
   app.use(requestLogging(logger));
+  const routes = buildRouteTable(appRouter, legacyAliases);
+  app.use(requestTiming(deps.metrics, routes, Object.keys(appRouter._def.procedures)));
   app.use(hostGuard(config));
   app.use(refuseTerminalCallers(deps.terminals));
   // Preflights always answer 204; only ALLOWED_ORIGINS get the allow headers (CONTRACT §2, §8).
@@ -48,7 +52,6 @@ export function createApp(deps: AppDeps): Express {
     else next();
   });
 
-  const routes = buildRouteTable(appRouter, legacyAliases);
   if (deps.rateLimits) app.use(limitByRoute(deps.rateLimits, routes, procedureRateGroups()));
 
   app.use(
@@ -78,6 +81,7 @@ export function createApp(deps: AppDeps): Express {
     res.json(openApiDocument);
   });
   app.use(docsRouter());
+  app.use(metricsEndpoint(deps));
 
   app.use(restHandler(appRouter, routes, deps));
   app.use(notFound);

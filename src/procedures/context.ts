@@ -8,6 +8,7 @@ import type { Config } from '../core/config/load-config.js';
 import type { Store } from '../core/db/store.js';
 import type { Logger } from '../core/logger.js';
 import type { ModelDownloads } from '../core/models/model-downloads.js';
+import type { ServiceMetrics } from '../core/metrics/service-metrics.js';
 import type { SandboxState } from '../core/sandbox/sandbox-state.js';
 import type { StreamRegistry } from '../core/streams/stream-registry.js';
 import type { TerminalManager } from '../core/terminals/terminal-manager.js';
@@ -37,6 +38,8 @@ export interface AppDeps {
   streams: StreamRegistry;
   /** Epoch milliseconds of the start, for `uptime`. */
   startedAt: number;
+  /** This instance's Prometheus metrics (`GET /metrics`). */
+  metrics: ServiceMetrics;
 }
 
 /** What one request adds. */

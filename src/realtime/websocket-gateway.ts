@@ -10,10 +10,16 @@ import { terminalCallerRefusal, terminalConnectionCheck } from '../http/terminal
 import type { AppDeps } from '../procedures/context.js';
 import { appErrorFrom } from '../procedures/error-mapping.js';
 import type { TerminalSession } from '../core/terminals/terminal-session.js';
+import type { SocketChannel } from '../core/metrics/service-metrics.js';
 import { MainChannel } from './main-channel.js';
 import { TerminalChannel, terminalForSocket } from './terminal-channel.js';
 
 type Channel = { kind: 'main'; markdown: boolean } | { kind: 'terminal'; terminalId: string };
+
+function metricsChannel(channel: Channel): SocketChannel {
+  if (channel.kind === 'terminal') return 'terminal';
+  return channel.markdown ? 'markdown' : 'main';
+}
 
 const terminalPath = /^\/api\/terminals\/([^/]+)\/ws$/;
 
@@ -90,6 +96,12 @@ export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: 
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       logLine(101);
+      const counted = metricsChannel(channel);
+      deps.metrics.socketOpened(counted);
+      // 'close' comes once however the socket ends: closed by either side, terminated, or dropped.
+      ws.once('close', () => {
+        deps.metrics.socketClosed(counted);
+      });
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
       ws.on('error', () => undefined);

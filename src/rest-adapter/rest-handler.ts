@@ -32,6 +32,7 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
       next();
       return;
     }
+    res.locals.routeTemplate = match.route.path;
     let bodyError: AppError | undefined;
     let input: unknown;
     try {

@@ -1,6 +1,7 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { UserEvents } from '../events/user-events.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
 import type { TerminalManager } from '../terminals/terminal-manager.js';
 
@@ -12,4 +13,6 @@ export interface CommandDeps {
   sandbox: SandboxState;
   /** Live pushes to the user's sockets (a held command); absent where nobody listens. */
   events?: UserEvents;
+  /** Counts each verdict and each terminal started; absent where nothing is measured. */
+  metrics?: ServiceMetrics;
 }

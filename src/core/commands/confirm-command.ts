@@ -2,6 +2,8 @@ import { holdsRole } from '../auth/permissions.js';
 import { recordAudit } from '../audit/record-audit.js';
 import { AppError } from '../errors/app-error.js';
 import { isId } from '../ids.js';
+import type { CommandVerdict } from '../metrics/service-metrics.js';
+import { riskLevels } from '../security/risk-levels.js';
 import type { Actor } from '../auth/actor.js';
 import type { CommandDeps } from './command-deps.js';
 import { redactCommand } from './command-redaction.js';
@@ -36,14 +38,18 @@ export async function confirmCommand(
     // Someone else decided it a moment ago.
     if (count === 0) throw AppError.notFound('Pending command');
   };
-  const audit = (action: string, extra: Record<string, unknown> = {}) =>
-    recordAudit(store, {
+  // The stored risk is a RiskLevel written by holdCommand; read as list-pending-commands reads it.
+  const risk = riskLevels.find((level) => level === row.risk) ?? 'critical';
+  const audit = (action: CommandVerdict, extra: Record<string, unknown> = {}) => {
+    deps.metrics?.commandDecided(risk, action);
+    return recordAudit(store, {
       type: 'command',
       userId: actor.user.id,
       ip: actor.ip,
       risk: row.risk,
       details: { action, commandId: row.id, issuedBy: row.userId, terminalId: row.terminalId, command: redactCommand(row.command), ...extra },
     });
+  };
 
   if (!input.confirmed) {
     await decide('rejected');

@@ -1,5 +1,6 @@
 import { recordAudit } from '../audit/record-audit.js';
 import { AppError } from '../errors/app-error.js';
+import type { CommandVerdict } from '../metrics/service-metrics.js';
 import type { RiskVerdict } from '../security/risk-analysis.js';
 import type { RunResult, TerminalSession } from '../terminals/terminal-session.js';
 import { assessCommand } from './assess-command.js';
@@ -53,8 +54,10 @@ export async function runReserved(
   let sent = false;
   try {
     const { verdict, workingDirectory } = await assessCommand(deps.store, deps.config, terminal, command);
-    const audit = (action: string, extra: Record<string, unknown> = {}) =>
-      recordAudit(deps.store, {
+    // Every verdict but a hold is audited here, so this is also where it is counted.
+    const audit = (action: CommandVerdict, extra: Record<string, unknown> = {}) => {
+      deps.metrics?.commandDecided(verdict.level, action);
+      return recordAudit(deps.store, {
         type: 'command',
         userId: actor.user.id,
         ip: actor.ip,
@@ -69,6 +72,7 @@ export async function runReserved(
           ...extra,
         },
       });
+    };
     if (verdict.level === 'critical') {
       await audit('refused');
       throw new AppError('SECURITY_VIOLATION', `Command refused: ${verdict.reasons.join('; ')}`, {

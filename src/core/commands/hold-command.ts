@@ -72,6 +72,7 @@ export function holdCommand(
         reasons: verdict.reasons,
       },
     });
+    deps.metrics?.commandDecided(verdict.level, 'held');
     return pending;
   });
 }

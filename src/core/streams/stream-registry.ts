@@ -69,6 +69,13 @@ export class StreamRegistry {
     return job;
   }
 
+  /** Generations running on this instance now, all users together (for the metrics). */
+  get runningCount(): number {
+    let count = 0;
+    for (const running of this.runningPerOwner.values()) count += running;
+    return count;
+  }
+
   /** Whether the stream runs (or ran) on this instance, whoever owns it. */
   has(id: string): boolean {
     return isId(id) && this.jobs.has(id);

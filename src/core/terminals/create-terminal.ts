@@ -119,6 +119,7 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
       throw error;
     }
     deps.terminals.add(session);
+    deps.metrics?.terminalCreated();
     return session;
   } finally {
     releaseSlot();
