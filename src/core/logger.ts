@@ -39,7 +39,8 @@ export function createLogger(level: string, destination: pino.DestinationStream 
   );
 }
 
-const secretQueryKeys = new Set(['apikey', 'access_token', 'token', 'key', 'input']);
+// `code`: the OAuth authorization code on /auth/callback, a credential until it is spent (RFC 6749 §10.5).
+const secretQueryKeys = new Set(['apikey', 'access_token', 'token', 'key', 'input', 'code']);
 
 /** A request URL with the values of secret query parameters replaced. */
 export function redactUrl(url: string): string {
