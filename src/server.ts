@@ -21,6 +21,7 @@ import type { AppDeps } from './procedures/context.js';
 import { docsRouter } from './rest-adapter/docs-page.js';
 import { legacyAliases } from './rest-adapter/legacy-aliases.js';
 import { buildOpenApiDocument } from './rest-adapter/openapi-document.js';
+import { openAICompatibleRoutes } from './rest-adapter/openai-compatible/openai-routes.js';
 import { restHandler } from './rest-adapter/rest-handler.js';
 import { buildRouteTable } from './rest-adapter/route-table.js';
 import { appRouter } from './routers/app-router.js';
@@ -86,6 +87,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRouter());
   app.use(metricsEndpoint(deps));
 
+  // OpenAI's wire format and error object, not the contract's envelope (CONTRACT §0, §10).
+  app.use(openAICompatibleRoutes(appRouter, deps));
   app.use(restHandler(appRouter, routes, deps));
   app.use(notFound);
   app.use(errorHandler(logger));

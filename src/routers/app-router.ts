@@ -5,6 +5,7 @@ import { contextRouter } from './context.js';
 import { eventsRouter } from './events.js';
 import { conversationsRouter } from './conversations.js';
 import { modelsRouter } from './models.js';
+import { openaiCompatibleRouter } from './openai-compatible.js';
 import { promptOrdersRouter } from './prompt-orders.js';
 import { securityRouter } from './security.js';
 import { systemRouter } from './system.js';
@@ -25,6 +26,7 @@ export const appRouter = router({
   terminals: terminalsRouter,
   security: securityRouter,
   audit: auditRouter,
+  openaiCompatible: openaiCompatibleRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -65,4 +65,9 @@ export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; f
   'security.confirm': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'security.audit': { guard: { kind: 'permission', permissions: ['audit:view'], anyRole: ['Admin'] }, rateGroup: 'general' },
   'audit.log': { guard: { kind: 'permission', permissions: ['audit:view'] }, rateGroup: 'general' },
+  // CONTRACT §10's OpenAI-compatible paths: a chat path's guard and group (providers:<provider>
+  // is checked once the model is read); /v1/models as GET /api/models.
+  'openaiCompatible.chatCompletion': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
+  'openaiCompatible.chatCompletionStream': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },
+  'openaiCompatible.models': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
 };

@@ -2,7 +2,7 @@ import type { ConversationHead, FinalAnswer, StoredAnswer } from '../chat-store/
 import { contextOf, type ConversationContext } from '../context/conversation-context.js';
 import { AppError } from '../errors/app-error.js';
 import { callModel } from '../providers/call-model.js';
-import type { ChatMessage, StepFinish, StepUsage, ToolCallRecord, ToolResultRecord } from '../providers/chat-protocol.js';
+import type { ChatMessage, RawToolCall, StepFinish, StepUsage, ToolCallRecord, ToolResultRecord, ToolSpec } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import { AnswerWriter } from './answer-writer.js';
 import type { FinishReason, TokenUsage } from './chat-events.js';
@@ -22,6 +22,12 @@ export interface PreparedExchange {
   system: string;
   messages: ChatMessage[];
   tools: ChatTool[];
+  /**
+   * Tools the caller defined and runs itself (the OpenAI-compatible path): offered to the model,
+   * never run here. When the model calls them the exchange ends with finishReason `tool-calls`
+   * and the calls, unanswered, go back to the caller.
+   */
+  callerTools?: readonly ToolSpec[];
   options: { temperature: number; maxTokens?: number | undefined };
   wholeLines: boolean;
 }
@@ -57,7 +63,8 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
     job.push(event);
   }, exchange.wholeLines);
   const tools = new Map(exchange.tools.map((tool) => [tool.spec.name, tool]));
-  const toolSpecs = exchange.tools.map((tool) => tool.spec);
+  const callerTools = exchange.callerTools ?? [];
+  const toolSpecs = [...exchange.tools.map((tool) => tool.spec), ...callerTools];
   const messages = [...exchange.messages];
   let text = '';
   // A holder, not a `let`: the text callback sets it, which control-flow narrowing cannot see.
@@ -79,6 +86,16 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   };
   const onResponse = () => {
     gate.resolve();
+  };
+  // The caller runs its own tools: each call is announced and stored without a result.
+  const handBack = (toolCalls: readonly RawToolCall[]) => {
+    for (const call of toolCalls) {
+      const args = parseToolArguments(call.argumentsText);
+      const stored: StoredToolCall = { id: call.id, name: call.name, params: args.ok ? args.value : args.text };
+      calls.push(stored);
+      sink.emit({ type: 'tool_call', id: call.id, name: call.name, params: stored.params });
+    }
+    grow();
   };
 
   try {
@@ -106,6 +123,11 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
       addUsage(usage, result.usage);
       if (result.toolCalls.length === 0) {
         finishReason = finishReasonOf(result.finish);
+        break;
+      }
+      if (callerTools.length > 0) {
+        handBack(result.toolCalls);
+        finishReason = 'tool-calls';
         break;
       }
       const asked: ToolCallRecord[] = [];

@@ -10,7 +10,7 @@ import type { ChatTarget } from './chat-target.js';
 import { toolsForMode, type ChatMode } from './chat-tools.js';
 import { toChatMessages } from './history-window.js';
 import { choosePromptSections, type PromptOrderSelection } from './prompt-order-choice.js';
-import { runExchange, type ReadyGate } from './run-exchange.js';
+import { launchExchange } from './launch-exchange.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 export interface ChatRequest {
@@ -25,32 +25,6 @@ export interface ChatRequest {
   options?: { temperature?: number | undefined; maxTokens?: number | undefined } | undefined;
   /** The markdown streams: text events end on line boundaries. */
   wholeLines?: boolean;
-}
-
-function readyGate(): ReadyGate & { promise: Promise<void> } {
-  let settled = false;
-  let resolve!: () => void;
-  let reject!: (error: AppError) => void;
-  const promise = new Promise<void>((ok, fail) => {
-    resolve = ok;
-    reject = fail;
-  });
-  return {
-    promise,
-    get settled() {
-      return settled;
-    },
-    resolve() {
-      if (settled) return;
-      settled = true;
-      resolve();
-    },
-    reject(error) {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    },
-  };
 }
 
 /**
@@ -73,9 +47,7 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
   const userId = request.actor.user.id;
   const conversation = chosenConversation(request.setup, userId, request.conversationId);
   const sections = choosePromptSections(request.setup.promptSections, request.promptOrders);
-  const job = deps.streams.open(userId, request.target.provider);
-  const gate = readyGate();
-  try {
+  return launchExchange(deps, { userId, provider: request.target.provider }, async () => {
     const untitled = conversation === null || conversation.title === '';
     const recorded = await deps.store.chat.recordQuestion({
       userId,
@@ -92,29 +64,15 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
       workspace && workspace.status !== 'missing' ? { deps, actor: request.actor, workspaceRoot: workspace.path } : null,
     );
     const messages: ChatMessage[] = [...toChatMessages(recorded.history, tools.length > 0), { role: 'user', content: request.message }];
-    void runExchange(
-      deps,
-      {
-        userId,
-        conversation: recorded.conversation,
-        target: request.target,
-        system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
-        messages,
-        tools,
-        options: { temperature: request.options?.temperature ?? deps.config.DEFAULT_TEMPERATURE, maxTokens: request.options?.maxTokens },
-        wholeLines: request.wholeLines ?? false,
-      },
-      job,
-      gate,
-    ).catch((error: unknown) => {
-      deps.logger.error({ err: error, streamId: job.id }, 'a generation failed unexpectedly');
-      gate.reject(new AppError('STREAMING_ERROR', 'The answer could not be generated'));
-      job.discard();
-    });
-    await gate.promise;
-    return job;
-  } catch (error) {
-    deps.streams.drop(job);
-    throw error;
-  }
+    return {
+      userId,
+      conversation: recorded.conversation,
+      target: request.target,
+      system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
+      messages,
+      tools,
+      options: { temperature: request.options?.temperature ?? deps.config.DEFAULT_TEMPERATURE, maxTokens: request.options?.maxTokens },
+      wholeLines: request.wholeLines ?? false,
+    };
+  });
 }

@@ -1,4 +1,13 @@
-import type { ChatMessage, RawToolCall, StepFinish, StepResult, StepUsage, StreamDecoder, WireProtocol } from './chat-protocol.js';
+import {
+  toolResultText,
+  type ChatMessage,
+  type RawToolCall,
+  type StepFinish,
+  type StepResult,
+  type StepUsage,
+  type StreamDecoder,
+  type WireProtocol,
+} from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
 import { parseStreamJson, SseReader } from './stream-lines.js';
 
@@ -34,7 +43,7 @@ function blocksOf(message: ChatMessage): Block[] {
         ...message.toolCalls.map((call) => ({ type: 'tool_use' as const, id: call.id, name: call.name, input: call.input ?? {} })),
       ];
     case 'tool':
-      return message.results.map((result) => ({ type: 'tool_result' as const, tool_use_id: result.id, content: JSON.stringify(result.output ?? null) }));
+      return message.results.map((result) => ({ type: 'tool_result' as const, tool_use_id: result.id, content: toolResultText(result.output) }));
   }
 }
 

@@ -14,6 +14,15 @@ export interface ToolResultRecord {
   output: unknown;
 }
 
+/**
+ * A tool result as the text every provider takes: the service's own tools give objects, sent as
+ * JSON; a result that is already text (what an OpenAI-compatible caller sends back for its own
+ * tools) goes as it is, not quoted a second time.
+ */
+export function toolResultText(output: unknown): string {
+  return typeof output === 'string' ? output : JSON.stringify(output ?? null);
+}
+
 /** A message of the conversation as every provider is sent it (the system prompt travels apart). */
 export type ChatMessage =
   | { role: 'user'; content: string }

@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatCall, ChatMessage, RawToolCall, StepFinish, StepResult, StepUsage, StreamDecoder, WireProtocol } from './chat-protocol.js';
+import {
+  toolResultText,
+  type ChatCall,
+  type ChatMessage,
+  type RawToolCall,
+  type StepFinish,
+  type StepResult,
+  type StepUsage,
+  type StreamDecoder,
+  type WireProtocol,
+} from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
 import { LineSplitter, parseStreamJson } from './stream-lines.js';
 
@@ -26,7 +36,7 @@ function appendMessage(messages: unknown[], message: ChatMessage): void {
       });
       return;
     case 'tool':
-      for (const result of message.results) messages.push({ role: 'tool', tool_name: result.name, content: JSON.stringify(result.output ?? null) });
+      for (const result of message.results) messages.push({ role: 'tool', tool_name: result.name, content: toolResultText(result.output) });
       return;
   }
 }

@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatCall, ChatMessage, RawToolCall, StepFinish, StepResult, StepUsage, StreamDecoder, WireProtocol } from './chat-protocol.js';
+import {
+  toolResultText,
+  type ChatCall,
+  type ChatMessage,
+  type RawToolCall,
+  type StepFinish,
+  type StepResult,
+  type StepUsage,
+  type StreamDecoder,
+  type WireProtocol,
+} from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
 import { parseStreamJson, SseReader } from './stream-lines.js';
 
@@ -40,7 +50,7 @@ function appendMessage(messages: unknown[], message: ChatMessage): void {
       return;
     case 'tool':
       for (const result of message.results) {
-        messages.push({ role: 'tool', tool_call_id: result.id, content: JSON.stringify(result.output ?? null) });
+        messages.push({ role: 'tool', tool_call_id: result.id, content: toolResultText(result.output) });
       }
       return;
   }
