@@ -16,6 +16,7 @@ import { createRequestContext } from './http/request-context.js';
 import { appErrorFrom } from './procedures/error-mapping.js';
 import type { ProcedureMeta, RateGroup } from './procedures/meta.js';
 import { limitByRoute } from './http/rate-limits.js';
+import { webInterface } from './http/web-interface.js';
 import { oidcLoginRouter } from './http/oidc-login/oidc-login-router.js';
 import type { AppDeps } from './procedures/context.js';
 import { docsRouter } from './rest-adapter/docs-page.js';
@@ -56,6 +57,8 @@ export function createApp(deps: AppDeps): Express {
 
   // Browser sign-in: public and in no rate group (CONTRACT §5), so before the limits.
   app.use(oidcLoginRouter(deps));
+  // The web UI's static files are public and in no rate group either (CONTRACT §5).
+  if (config.ENABLE_WEB_INTERFACE) app.use(webInterface());
   if (deps.rateLimits) app.use(limitByRoute(deps.rateLimits, routes, procedureRateGroups()));
 
   app.use(

@@ -1,0 +1,284 @@
+import express from 'express';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webInterface } from '../../src/http/web-interface.js';
+import { startFakeOllama, type FakeOllama, type Script } from '../fakes/index.js';
+import { startAuthService } from '../helpers/auth-service.js';
+import { startIdentityProvider } from '../helpers/identity-provider.js';
+import { describeWithBrowser, docsScreenshotPath, ensureWebBuilt, launchChromium, screenshotPath } from '../helpers/browser.js';
+import { initRepository, makeFolder, type Folder } from '../helpers/fixture-folders.js';
+import { sandboxAvailable } from '../helpers/sandbox.js';
+import { expectEnvelope, request, startTestService, type TestService } from '../helpers/test-service.js';
+
+// The web interface end to end: the built page served at / by the real service (fake Ollama at
+// the network edge), driven in headless chromium the way a person would use it.
+
+const toolCall = (name: string, args: unknown): Script => ({ kind: 'tools', calls: [{ id: `call_${name}`, name, arguments: args }] });
+const answer = (text: string): Script => ({ kind: 'text', chunks: [text] });
+
+describe('serving the web interface', () => {
+  beforeAll(async () => {
+    await ensureWebBuilt();
+  });
+
+  it('serves index.html uncached with a Content-Security-Policy, and hashed assets for a year', async () => {
+    await using service = await startTestService('sqlite');
+    const index = await service.request('GET', '/');
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(index.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(index.text)?.[1];
+    expect(asset).toBeDefined();
+    const script = await service.request('GET', asset ?? '');
+    expect(script.status).toBe(200);
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    // No client-side routing: other paths are the API's 404.
+    expectEnvelope(await service.request('GET', '/conversations/x'), 404, 'NOT_FOUND');
+    expectEnvelope(await service.request('GET', '/assets/missing.js'), 404, 'NOT_FOUND');
+  });
+
+  it('ENABLE_WEB_INTERFACE=false leaves / to the 404 envelope', async () => {
+    await using service = await startTestService('sqlite', { ENABLE_WEB_INTERFACE: 'false' });
+    expectEnvelope(await service.request('GET', '/'), 404, 'NOT_FOUND');
+  });
+
+  it('a page that was never built answers 503 in the envelope, naming the fix', async () => {
+    const app = express().use(webInterface('/nonexistent/web'));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const error = expectEnvelope(await request(`http://127.0.0.1:${port}`, 'GET', '/'), 503, 'SERVICE_UNAVAILABLE');
+      expect(error.message).toContain('npm run build');
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describeWithBrowser('the web interface in a browser', () => {
+  let fake: FakeOllama;
+  let workspace: Folder;
+  let service: TestService;
+  let browser: Browser;
+  let page: Page;
+  // Undone in reverse order, and only what beforeAll got to make.
+  const cleanups: (() => unknown)[] = [];
+
+  beforeAll(async () => {
+    await ensureWebBuilt();
+    fake = await startFakeOllama();
+    cleanups.push(() => fake.close());
+    workspace = makeFolder();
+    cleanups.push(() => {
+      workspace[Symbol.dispose]();
+    });
+    initRepository(workspace.path);
+    workspace.file('notes.txt', 'hello notes\n');
+    service = await startTestService('sqlite', {
+      OLLAMA_BASE_URL: fake.url,
+      ENABLE_SYSTEM_COMMANDS: sandboxAvailable ? 'true' : 'false',
+    });
+    cleanups.push(() => service[Symbol.asyncDispose]());
+    expect((await service.request('POST', '/api/workspaces/add', { json: { name: 'e2e', path: workspace.path } })).status).toBe(200);
+    browser = await launchChromium();
+    cleanups.push(() => browser.close());
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.on('pageerror', (error) => {
+      console.error('page error:', error);
+    });
+    await page.goto(service.url);
+    await page.waitForSelector('body[data-ready="true"]');
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+
+  const lastAnswer = () => page.locator('article.message.assistant').last();
+
+  async function send(message: string, mode: 'chat' | 'assistant' | 'agent' = 'assistant') {
+    await page.selectOption('#mode-select', mode);
+    await page.fill('#composer-input', message);
+    await page.press('#composer-input', 'Enter');
+  }
+
+  async function answerFinished() {
+    await page.waitForSelector('article.message.assistant:last-of-type[aria-busy="false"]', { timeout: 20_000 });
+  }
+
+  it('sends a message and shows the answer while it streams, as sanitised, highlighted Markdown', async () => {
+    fake.enqueue({
+      kind: 'text',
+      chunks: ['Hello', ' **world**', ' <img src=x onerror="window.pwned=1">', '\n\n```ts\nconst answer: number = 42;\n```\n'],
+      chunkDelayMs: 400,
+    });
+    await send('Say hello with some code');
+    await page.waitForSelector('article.message.user >> text=Say hello with some code');
+    // Part of the answer is on screen while the rest is still coming.
+    await expect.poll(() => lastAnswer().textContent(), { timeout: 10_000 }).toContain('Hello');
+    expect(await lastAnswer().getAttribute('aria-busy')).toBe('true');
+    expect(await page.isVisible('button:has-text("Stop")')).toBe(true);
+    await answerFinished();
+    expect(await lastAnswer().locator('strong').textContent()).toBe('world');
+    expect(await lastAnswer().locator('code.hljs.language-ts .hljs-keyword').first().textContent()).toBe('const');
+    expect(await lastAnswer().locator('img').getAttribute('onerror')).toBeNull();
+    expect(await page.evaluate('window.pwned')).toBeUndefined();
+    expect(await page.isVisible('button:has-text("Stop")')).toBe(false);
+    await page.screenshot({ path: screenshotPath('streamed-answer') });
+  });
+
+  it('picks a running answer up again after a reload, showing each part once', async () => {
+    const chunks = Array.from({ length: 12 }, (_value, index) => `part${index + 1} `);
+    fake.enqueue({ kind: 'text', chunks, chunkDelayMs: 250 });
+    await send('Count slowly');
+    await expect.poll(() => lastAnswer().textContent(), { timeout: 10_000 }).toContain('part3');
+    expect(await page.evaluate("sessionStorage.getItem('assistant.running-stream')")).toContain('"streamId"');
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await answerFinished();
+    const text = (await lastAnswer().locator('.answer-body').textContent())?.trim();
+    expect(text, (await lastAnswer().locator('.message-footer').textContent()) ?? '').toBe(chunks.join('').trim());
+    expect(await page.locator('article.message.user').last().textContent()).toBe('Count slowly');
+    expect(await page.evaluate("sessionStorage.getItem('assistant.running-stream')")).toBeNull();
+    await page.screenshot({ path: screenshotPath('resumed-after-reload') });
+  });
+
+  it('stops a generation with the Stop button', async () => {
+    fake.enqueue({ kind: 'text', chunks: Array.from({ length: 40 }, () => 'more '), chunkDelayMs: 200 });
+    await send('Talk for a long time', 'chat');
+    await expect.poll(() => lastAnswer().textContent(), { timeout: 10_000 }).toContain('more');
+    await page.click('button:has-text("Stop")');
+    await answerFinished();
+    expect(await lastAnswer().locator('.message-footer').textContent()).toBe('Stopped.');
+  });
+
+  it('shows a tool call and its result inline', async () => {
+    fake.enqueue(toolCall('list_files', { path: '.' }), answer('There is a notes file.'));
+    await send('What files are there?', 'assistant');
+    await answerFinished();
+    const tool = lastAnswer().locator('details.tool-call[data-tool="list_files"]');
+    await tool.locator('summary').click();
+    expect(await tool.locator('.tool-params').textContent()).toContain('"path"');
+    expect(await tool.locator('.tool-result').textContent()).toContain('notes.txt');
+    expect(await lastAnswer().textContent()).toContain('There is a notes file.');
+    await page.screenshot({ path: screenshotPath('tool-call') });
+  });
+
+  it.runIf(sandboxAvailable)('asks to confirm a command the agent wants to run, and runs it when confirmed', async () => {
+    workspace.file('build/out.txt', 'old build\n');
+    fake.enqueue(toolCall('run_command', { command: 'rm -rf ./build' }), answer('Waiting for your confirmation.'));
+    await send('Clean the build', 'agent');
+    const dialog = page.locator('#confirm-dialog');
+    await dialog.waitFor({ state: 'visible', timeout: 20_000 });
+    expect(await dialog.locator('#confirm-command').textContent()).toBe('rm -rf ./build');
+    expect(await dialog.textContent()).toContain('Risk: high');
+    // Reject has the focus, so a stray Enter cannot run it.
+    expect(await page.evaluate('document.activeElement?.id')).toBe('confirm-reject');
+    await page.screenshot({ path: screenshotPath('confirmation-dialog') });
+    await dialog.locator('#confirm-run').click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await service.request('GET', '/api/security/pending')).body.pending).toEqual([]);
+    await expect.poll(() => page.textContent('#announcer')).toContain('exit code 0');
+  });
+
+  it('lists, searches, opens, renames and deletes conversations', async () => {
+    for (const [title, content] of [
+      ['Release plan', 'Plan the release for Friday'],
+      ['Grocery list', 'Milk, eggs and bread'],
+    ]) {
+      await service.request('POST', '/api/conversation/save', { json: { title, conversationData: { messages: [{ role: 'user', content }] } } });
+    }
+    const list = page.locator('#conversation-list');
+    // The save events reach the page over its event feed; no reload needed.
+    await list.locator('text=Grocery list').waitFor({ timeout: 10_000 });
+
+    await list.locator('button.conversation-open', { hasText: 'Release plan' }).click();
+    await page.waitForSelector('#conversation-title >> text=Release plan');
+    expect(await page.locator('article.message.user').allTextContents()).toEqual(['Plan the release for Friday']);
+
+    await page.fill('#conversation-search', 'eggs');
+    await expect.poll(() => list.locator('.conversation-name').allTextContents()).toEqual(['Grocery list']);
+    await page.fill('#conversation-search', '');
+    await expect.poll(() => list.locator('.conversation').count()).toBeGreaterThan(2);
+
+    await list.locator('button[aria-label="Rename Release plan"]').click();
+    await page.fill('.rename-input', 'Release plan, final');
+    await page.press('.rename-input', 'Enter');
+    await list.locator('text=Release plan, final').waitFor();
+    expect(await page.textContent('#conversation-title')).toBe('Release plan, final');
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await list.locator('button[aria-label="Delete Grocery list"]').click();
+    await expect.poll(() => list.locator('.conversation-name').allTextContents()).not.toContain('Grocery list');
+    const remaining = (await service.request('GET', '/api/conversations?q=grocery')).body;
+    expect(remaining.total).toBe(0);
+    await page.screenshot({ path: screenshotPath('conversations') });
+  });
+
+  it.runIf(sandboxAvailable)("opens the terminal and shows a command's output", async () => {
+    await page.click('#terminal-toggle');
+    await expect.poll(() => page.textContent('#terminal-state'), { timeout: 20_000 }).toMatch(/^ready/);
+    await page.fill('#terminal-command', 'echo e2e-$((6*7))');
+    await page.press('#terminal-command', 'Enter');
+    await expect.poll(() => page.locator('#terminal-screen .xterm-rows').textContent(), { timeout: 20_000 }).toContain('e2e-42');
+    await expect.poll(() => page.textContent('#terminal-state')).toContain('exit code 0');
+    await page.screenshot({ path: screenshotPath('terminal') });
+  });
+
+  it('shows the workspace with its branch, and a model download with its progress', async () => {
+    expect(await page.locator('#workspace-select option:checked').textContent()).toBe('e2e');
+    expect(await page.locator('#branch-select option:checked').textContent()).toContain('main');
+    expect(await page.textContent('#workspace-state')).toMatch(/^(clean|dirty)/);
+
+    fake.pullSettings = { ...fake.pullSettings, stepDelayMs: 300, steps: 6 };
+    await page.click('summary:has-text("Download")');
+    await page.fill('#download-name', 'qwen3:8b');
+    await page.press('#download-name', 'Enter');
+    // Progress arrives over the event feed while the pull runs.
+    await page.locator('#download-progress').waitFor({ state: 'visible', timeout: 10_000 });
+    await expect.poll(() => page.getAttribute('#download-progress', 'value').then(Number), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => page.textContent('.picker-status[role="status"]'), { timeout: 15_000 }).toContain('qwen3:8b downloaded');
+    await expect.poll(() => page.locator('#model-select option').allTextContents()).toContain('ollama/qwen3:8b');
+    await page.click('summary:has-text("Download")');
+  });
+
+  it('makes the screenshot of the README', async () => {
+    fake.enqueue({
+      kind: 'text',
+      chunks: [
+        'The release checklist:\n\n1. Run the tests\n2. Tag the version\n\n',
+        '```bash\nnpm test && git tag v1.2.0\n```\n',
+      ],
+    });
+    await page.locator('#conversation-list button.conversation-open', { hasText: 'Release plan, final' }).click();
+    await expect.poll(() => page.textContent('.picker-status[role="status"]'), { timeout: 10_000 }).toBe('');
+    await send('What are the steps?', 'assistant');
+    await answerFinished();
+    await page.screenshot({ path: docsScreenshotPath });
+  });
+});
+
+describeWithBrowser('the web interface with authentication on', () => {
+  it('offers Log in instead of the app while there is no session, and the API stays closed', async () => {
+    await ensureWebBuilt();
+    await using idp = await startIdentityProvider();
+    await using service = await startAuthService('sqlite', idp);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(service.url);
+      const login = page.locator('#chat a:has-text("Log in")');
+      await login.waitFor();
+      expect(await login.getAttribute('href')).toBe('/auth/login');
+      expect(await page.isVisible('#composer-input')).toBe(false);
+      expect(await page.isVisible('#sidebar')).toBe(false);
+      expectEnvelope(await service.request('GET', '/api/conversations'), 401, 'UNAUTHORIZED');
+    } finally {
+      await browser.close();
+    }
+  });
+});

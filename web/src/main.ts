@@ -1,0 +1,62 @@
+import './styles.css';
+import { renderAccount, renderLoginRequired } from './account.js';
+import { createApiClient } from './api-client.js';
+import { fetchSession, TokenHolder } from './auth-session.js';
+import { ChatPanel } from './chat-panel.js';
+import { ConfirmationDialog } from './confirmation-dialog.js';
+import { ConversationList } from './conversation-list.js';
+import { byId, el } from './dom.js';
+import { EventFeed } from './event-feed.js';
+import { ModelPicker } from './model-picker.js';
+import { TerminalPanel } from './terminal-panel.js';
+import { WorkspacePicker } from './workspace-picker.js';
+
+// Start-up: who is this (auth), then the panels, then their data. Each panel is a small module
+// owning its part of the page; they meet only here.
+async function start(): Promise<void> {
+  const session = await fetchSession();
+  renderAccount(byId('account'), session);
+  if (session.authEnabled && !session.authenticated) {
+    byId('sidebar').hidden = true;
+    renderLoginRequired(byId('chat'));
+    return;
+  }
+
+  const tokens = new TokenHolder(session);
+  const client = createApiClient(tokens);
+  const feed = new EventFeed(client);
+
+  const confirmations = new ConfirmationDialog(client);
+  // The callback runs only after an answer ends, long after `conversations` below exists.
+  const chat = new ChatPanel(byId('chat'), client, () => void conversations.refresh());
+  const conversations = new ConversationList(byId('sidebar'), client, chat);
+  const models = new ModelPicker(byId('pickers'), client, feed);
+  const workspaces = new WorkspacePicker(byId('pickers'), client, () => void conversations.refresh());
+  const terminal = new TerminalPanel(byId('terminal-panel'), client, tokens, confirmations);
+
+  const terminalToggle = el('button', { type: 'button', id: 'terminal-toggle', 'aria-controls': 'terminal-panel', 'aria-expanded': 'false' }, 'Terminal');
+  terminalToggle.addEventListener('click', () => {
+    terminal.toggle();
+    terminalToggle.setAttribute('aria-expanded', String(!byId('terminal-panel').hidden));
+  });
+  byId('account').prepend(terminalToggle);
+
+  feed.on('pending_command', (event) => {
+    confirmations.add({
+      commandId: String(event.commandId),
+      command: String(event.command),
+      risk: String(event.risk),
+      reasons: Array.isArray(event.reasons) ? event.reasons.map(String) : [],
+    });
+  });
+  // Another tab or client changed the list: show it here too.
+  feed.on('conversation', () => void conversations.refresh());
+
+  await Promise.all([chat.start(), models.refresh(), workspaces.refresh(), confirmations.loadPending()]);
+  await conversations.refresh();
+  document.body.dataset.ready = 'true';
+}
+
+void start().catch((error: unknown) => {
+  byId('chat').append(el('p', { class: 'fatal', role: 'alert' }, `The assistant could not start: ${error instanceof Error ? error.message : String(error)}`));
+});

@@ -1,0 +1,132 @@
+import type { ApiClient } from './api-client.js';
+import { announce, el, errorText } from './dom.js';
+import type { EventFeed, FeedEvent } from './event-feed.js';
+
+interface Progress {
+  completed: number;
+  total: number;
+}
+
+const percent = (progress: Progress | undefined) => (progress && progress.total > 0 ? Math.floor((progress.completed / progress.total) * 100) : 0);
+
+/**
+ * The active model (shared by every user) and Ollama downloads. Progress arrives on the event
+ * feed; while a download runs the list is also polled, so a feed that dropped cannot leave the
+ * bar frozen.
+ */
+export class ModelPicker {
+  readonly #select = el('select', { id: 'model-select', name: 'model' });
+  readonly #downloadName = el('input', { type: 'text', id: 'download-name', name: 'modelName', placeholder: 'e.g. qwen3:8b', required: true });
+  readonly #progress = el('progress', { id: 'download-progress', max: '100', value: '0', hidden: true, 'aria-label': 'Download progress' });
+  readonly #status = el('span', { class: 'picker-status', role: 'status' });
+  #poll: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    root: HTMLElement,
+    private readonly client: ApiClient,
+    feed: EventFeed,
+  ) {
+    const downloadForm = el(
+      'form',
+      { class: 'download-form' },
+      el('label', { for: 'download-name' }, 'Ollama model'),
+      this.#downloadName,
+      el('button', { type: 'submit' }, 'Download'),
+      this.#progress,
+    );
+    root.append(
+      el(
+        'div',
+        { class: 'picker' },
+        el('label', { for: 'model-select' }, 'Model'),
+        this.#select,
+        el('details', { class: 'picker-more' }, el('summary', {}, 'Download'), downloadForm),
+        this.#status,
+      ),
+    );
+    this.#select.addEventListener('change', () => void this.#switch());
+    downloadForm.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.#download();
+    });
+    feed.on('model_download', (event) => {
+      this.#showDownload(event);
+    });
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const [{ models }, current] = await Promise.all([this.client.models.list.query({}), this.client.models.current.query({})]);
+      const active = `${current.provider}/${current.model}`;
+      this.#select.replaceChildren(
+        ...models.map((model) => {
+          const value = `${model.provider}/${model.name}`;
+          const note = model.status === 'available' ? '' : model.status === 'downloading' ? ` (downloading ${percent(model.progress)}%)` : ` (${model.status.replace('_', ' ')})`;
+          return el('option', { value, selected: value === active || model.name === current.model }, `${value}${note}`);
+        }),
+      );
+      const downloading = models.find((model) => model.status === 'downloading');
+      if (downloading) this.#setProgress(downloading.name, downloading.progress);
+      this.#pollWhile(downloading !== undefined);
+    } catch (error) {
+      this.#status.textContent = `Models unavailable: ${errorText(error)}`;
+    }
+  }
+
+  async #switch(): Promise<void> {
+    try {
+      const { activeModel, provider } = await this.client.models.switch.mutate({ modelName: this.#select.value });
+      this.#status.textContent = '';
+      announce(`Model switched to ${provider}/${activeModel}`);
+    } catch (error) {
+      this.#status.textContent = `Could not switch: ${errorText(error)}`;
+      await this.refresh();
+    }
+  }
+
+  async #download(): Promise<void> {
+    const modelName = this.#downloadName.value.trim();
+    if (!modelName) return;
+    try {
+      const { status } = await this.client.models.download.mutate({ modelName });
+      this.#status.textContent = status === 'available' ? `${modelName} is already installed.` : `Downloading ${modelName}…`;
+      await this.refresh();
+    } catch (error) {
+      this.#status.textContent = `Could not download: ${errorText(error)}`;
+    }
+  }
+
+  #showDownload(event: FeedEvent): void {
+    const name = String(event.modelName);
+    if (event.status === 'downloading') {
+      this.#setProgress(name, event.progress as Progress | undefined);
+      return;
+    }
+    this.#progress.hidden = true;
+    this.#status.textContent = event.status === 'available' ? `${name} downloaded.` : `${name} failed: ${typeof event.error === 'string' ? event.error : 'unknown error'}`;
+    announce(this.#status.textContent);
+    // Success needs no lasting note (the model is in the list now); a failure stays until the next try.
+    if (event.status === 'available') {
+      const shown = this.#status.textContent;
+      setTimeout(() => {
+        if (this.#status.textContent === shown) this.#status.textContent = '';
+      }, 5000);
+    }
+    void this.refresh();
+  }
+
+  #setProgress(name: string, progress: Progress | undefined): void {
+    this.#progress.hidden = false;
+    this.#progress.value = percent(progress);
+    this.#progress.setAttribute('aria-valuetext', `${name}: ${percent(progress)}%`);
+  }
+
+  #pollWhile(downloading: boolean): void {
+    if (downloading && !this.#poll) this.#poll = setInterval(() => void this.refresh(), 2000);
+    if (!downloading && this.#poll) {
+      clearInterval(this.#poll);
+      this.#poll = undefined;
+      this.#progress.hidden = true;
+    }
+  }
+}
