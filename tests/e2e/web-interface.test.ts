@@ -258,7 +258,7 @@ describeWithBrowser('the web interface in a browser', () => {
     await expect.poll(() => page.textContent('.picker-status[role="status"]'), { timeout: 10_000 }).toBe('');
     await send('What are the steps?', 'assistant');
     await answerFinished();
-    await page.screenshot({ path: docsScreenshotPath });
+    await page.screenshot({ path: docsScreenshotPath() });
   });
 });
 

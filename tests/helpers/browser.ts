@@ -53,4 +53,10 @@ export function screenshotPath(name: string): string {
   return join(folder, `${name}.png`);
 }
 
-export const docsScreenshotPath = join(repository, 'docs', 'web-interface.png');
+/**
+ * The README's picture of the web interface: written to docs/ only when UPDATE_DOCS_SCREENSHOT=1
+ * (so a test run leaves the checkout clean), else among the other artifacts.
+ */
+export function docsScreenshotPath(): string {
+  return process.env.UPDATE_DOCS_SCREENSHOT === '1' ? join(repository, 'docs', 'web-interface.png') : screenshotPath('web-interface');
+}
