@@ -55,7 +55,9 @@ export function webInterface(root: string = defaultWebRoot()): Router {
     res.setHeader('X-Frame-Options', 'DENY');
     res.sendFile(indexFile, { headers: { 'Cache-Control': 'no-cache' }, lastModified: true, etag: true });
   };
-  router.get(['/', '/index.html'], sendIndex);
+  // Two routes rather than one for both paths, so each is its own label in the metrics.
+  router.get('/', sendIndex);
+  router.get('/index.html', sendIndex);
 
   router.use(
     '/assets',
