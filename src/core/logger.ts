@@ -40,7 +40,8 @@ export function createLogger(level: string, destination: pino.DestinationStream 
 }
 
 // `code`: the OAuth authorization code on /auth/callback, a credential until it is spent (RFC 6749 §10.5).
-const secretQueryKeys = new Set(['apikey', 'access_token', 'token', 'key', 'input', 'code']);
+// `connectionParams`: tRPC's subscription link sends the access token in it (EventSource has no headers).
+const secretQueryKeys = new Set(['apikey', 'access_token', 'token', 'key', 'input', 'code', 'connectionparams']);
 
 /** A request URL with the values of secret query parameters replaced. */
 export function redactUrl(url: string): string {

@@ -31,6 +31,9 @@ describeOnDatabases('the request log', (kind) => {
       expect(unknown.ok ? 101 : unknown.status).toBe(404);
       const wrongHost = await connect(wsUrl(url, '/ws'), { headers: { host: 'evil.example' } });
       expect(wrongHost.ok ? 101 : wrongHost.status).toBe(403);
+      // tRPC's subscription link sends the token in connectionParams (EventSource has no headers).
+      const params = encodeURIComponent(JSON.stringify({ token: 'eyJ-LOGCANARY-2' }));
+      await request(url, 'GET', `/trpc/system.status?connectionParams=${params}&input=%7B%7D`);
       // Too long for Node's parser, so Express never sees it: the envelope, and a line of its own.
       const tooLong = await request(url, 'GET', `/api/conversations?q=${'a'.repeat(20_000)}`);
       expect(tooLong.status).toBe(400);
@@ -41,16 +44,18 @@ describeOnDatabases('the request log', (kind) => {
       const lines = await waitFor(
         () => {
           const parsed = service.lines.map((line) => JSON.parse(line) as LogLine).filter((line) => line.msg === 'request');
-          return parsed.length >= 4 ? parsed : undefined;
+          return parsed.length >= 5 ? parsed : undefined;
         },
         5000,
-        'four request lines',
+        'five request lines',
       );
       expect(lines.map(({ url: path, status }) => ({ url: path, status }))).toEqual([
         { url: '/api/status', status: 200 },
         { url: '/ws?access_token=[redacted]', status: 101 },
         { url: '/ws/nothing-here', status: 404 },
         { url: '/ws', status: 403 },
+        // The status is tRPC's business (connection parameters are for subscriptions); the URL is ours.
+        { url: '/trpc/system.status?connectionParams=[redacted]&input=[redacted]', status: expect.any(Number) },
       ]);
       expect(lines[0]?.requestId).toBe('status-check-1');
       for (const line of lines) expect(line.durationMs).toEqual(expect.any(Number));

@@ -7,6 +7,10 @@ describe('secrets in logs', () => {
     expect(redactUrl('/api/openai/models?apiKey=sk-123&x=1')).toBe('/api/openai/models?apiKey=[redacted]&x=1');
     expect(redactUrl('/api/streams/1?ACCESS_TOKEN=eyJ&after=3')).toBe('/api/streams/1?ACCESS_TOKEN=[redacted]&after=3');
     expect(redactUrl('/trpc/models.listOpenai?input=%7B%22json%22%3A%7B%22apiKey%22%3A%22sk-1%22%7D%7D')).toBe('/trpc/models.listOpenai?input=[redacted]');
+    expect(redactUrl('/trpc/events.follow?connectionParams=%7B%22token%22%3A%22eyJ%22%7D&input=%7B%7D')).toBe(
+      '/trpc/events.follow?connectionParams=[redacted]&input=[redacted]',
+    );
+    expect(redactUrl('/auth/callback?code=abc&state=s')).toBe('/auth/callback?code=[redacted]&state=s');
     expect(redactUrl('/api/status')).toBe('/api/status');
     expect(redactUrl('/x?%E0=1&token=t')).toBe('/x?%E0=1&token=[redacted]');
   });
