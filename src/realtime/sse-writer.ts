@@ -47,6 +47,9 @@ export async function writeEventStream(res: Response, job: FollowableStream, aft
   res.on('close', () => {
     gone.abort();
   });
+  // A reader that left while the provider was still to answer closed the reply already: its
+  // `close` will not come again, and a write to it never drains.
+  if (res.destroyed) gone.abort();
   const ping = setInterval(() => {
     if (!res.writableEnded) res.write(': ping\n\n');
   }, pingIntervalMs);
