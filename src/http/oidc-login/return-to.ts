@@ -5,7 +5,8 @@ const maxLength = 2048;
 /**
  * Where to send the browser after login: a path on this service only. Anything that a browser
  * could read as another origin is refused, not silently replaced, so a crafted login link fails
- * visibly: `//evil.example`, `/\evil.example` (browsers treat `\` as `/`), schemes, control characters.
+ * visibly: `//evil.example`, `/\evil.example` (browsers treat `\` as `/`), schemes, control characters,
+ * and paths whose dot segments resolve to one of those.
  */
 export function safeReturnTo(value: unknown): string {
   if (value === undefined || value === '') return '/';
@@ -15,7 +16,11 @@ export function safeReturnTo(value: unknown): string {
   const base = 'http://return-to.invalid';
   const resolved = new URL(value, base);
   if (resolved.origin !== base) throw refused();
-  return `${resolved.pathname}${resolved.search}${resolved.hash}`;
+  const path = `${resolved.pathname}${resolved.search}${resolved.hash}`;
+  // Checked again after the parser: dot segments collapse (`/.//evil.example`, `/a/..//evil.example`
+  // becomes `//evil.example`), and what is sent as Location is this normalised string, not the input.
+  if (/^\/[/\\]/.test(path)) throw refused();
+  return path;
 }
 
 function refused(): AppError {
