@@ -20,6 +20,8 @@ export interface LoginIdentityProvider extends AsyncDisposable {
   audience: string;
   /** Roles of a login name; unknown names sign in with none. */
   setRoles(login: string, roles: string[]): void;
+  /** How many refresh token grants the token endpoint has answered, honoured or refused. */
+  refreshGrants(): number;
 }
 
 export interface LoginProviderOptions {
@@ -96,6 +98,12 @@ export async function startLoginIdentityProvider(options: LoginProviderOptions):
       return { realm_access: { roles: roles.get(accountId) ?? [] }, ...(grantId ? { sid: grantId } : {}) };
     },
   });
+  let refreshGrants = 0;
+  const countRefresh = (ctx: { oidc?: { params?: { grant_type?: unknown } } }) => {
+    if (ctx.oidc?.params?.grant_type === 'refresh_token') refreshGrants += 1;
+  };
+  provider.on('grant.success', countRefresh);
+  provider.on('grant.error', countRefresh);
   const handler = provider.callback();
   route.handler = (req, res) => {
     void handler(req, res);
@@ -110,6 +118,7 @@ export async function startLoginIdentityProvider(options: LoginProviderOptions):
     setRoles(login, loginRoles) {
       roles.set(login, loginRoles);
     },
+    refreshGrants: () => refreshGrants,
     async [Symbol.asyncDispose]() {
       await new Promise<void>((resolve) => {
         server.close(() => {

@@ -1,8 +1,9 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startService, type StartedService } from '../../src/app.js';
 import { loadConfig } from '../../src/core/config/load-config.js';
 import { createLogger } from '../../src/core/logger.js';
+import { refreshGraceMs } from '../../src/http/oidc-login/refresh-session.js';
 import { closedOrigin } from '../helpers/closed-origin.js';
 import { CookieBrowser, cookieAttributes, type Hop } from '../helpers/cookie-browser.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -195,7 +196,19 @@ describe('web sign-in with a confidential client', () => {
     expect(callback.location).toBe(`${service.url}/conversations?tab=recent#top`);
   });
 
-  it.each(['//evil.example/x', 'https://evil.example/', '/\\evil.example', 'javascript:alert(1)', 'evil.example', '/\r\nSet-Cookie:x=1'])(
+  it.each([
+    '//evil.example/x',
+    'https://evil.example/',
+    '/\\evil.example',
+    'javascript:alert(1)',
+    'evil.example',
+    '/\r\nSet-Cookie:x=1',
+    // Dot segments the URL parser collapses into a protocol-relative `//evil.example`.
+    '/.//evil.example',
+    '/..//evil.example',
+    '/%2e//evil.example',
+    '/a/..//evil.example/x',
+  ])(
     'returnTo %j is refused as an open redirect',
     async (returnTo) => {
       const browser = new CookieBrowser();
@@ -284,6 +297,25 @@ describe('web sign-in with a confidential client', () => {
     expect(await authEntries(service, 'carol')).toEqual(['login', 'logout']);
   });
 
+  it('GET /auth/logout started by another site is refused and keeps the session; POST and same-origin GET still log out', async () => {
+    const browser = new CookieBrowser();
+    await signIn(browser, service.url, 'grace');
+    for (const site of ['cross-site', 'same-site']) {
+      const refused = await browser.request(`${service.url}/auth/logout`, { headers: { 'sec-fetch-site': site } });
+      expectEnvelope({ status: refused.status, headers: refused.headers, text: refused.text, body: JSON.parse(refused.text) }, 403, 'SECURITY_VIOLATION');
+      expect(refused.setCookies).toEqual([]);
+      expect((await sessionOf(browser, service.url)).body.authenticated).toBe(true);
+    }
+    const fromOwnPage = await browser.request(`${service.url}/auth/logout`, { headers: { 'sec-fetch-site': 'same-origin' } });
+    expect(fromOwnPage.status).toBe(302);
+    expect(browser.cookie(sessionCookie)).toBeUndefined();
+
+    await signIn(browser, service.url, 'grace');
+    const posted = await browser.request(`${service.url}/auth/logout`, { method: 'POST', headers: { 'sec-fetch-site': 'same-site' } });
+    expect(posted.status).toBe(302);
+    expect(browser.cookie(sessionCookie)).toBeUndefined();
+  });
+
   it('the log holds the sign-in requests but never a code, token or secret', async () => {
     const browser = new CookieBrowser();
     const { callbackUrl } = await reachCallback(browser, service.url, 'dave');
@@ -339,15 +371,44 @@ describe('web sign-in with a public client and short-lived tokens', () => {
     expect(await authEntries(service, 'erin')).toEqual(['login', 'refresh', 'refresh']);
   });
 
-  it('a spent refresh token (an old copy of the cookie) ends the session instead of answering with a token', async () => {
+  it('a tab still holding the cookie from before another tab’s refresh gets the renewed session, not a replayed refresh token', async () => {
+    const browser = new CookieBrowser();
+    await signIn(browser, service.url, 'gina');
+    const beforeRefresh = browser.cookie(sessionCookie) ?? '';
+    const refreshesBefore = idp.refreshGrants();
+    const first = await sessionOf(browser, service.url);
+    expect(first.body.authenticated).toBe(true);
+
+    // The second tab's request left before the first tab's reply set the new cookie.
+    const otherTab = new CookieBrowser();
+    otherTab.setCookie(sessionCookie, beforeRefresh, '/auth');
+    const late = await sessionOf(otherTab, service.url);
+    expect(late.body).toMatchObject({ authenticated: true, user: { userId: 'gina' } });
+    expect(late.body.accessToken).toBe(first.body.accessToken);
+    expect(otherTab.cookie(sessionCookie)).toBeDefined();
+    expect(idp.refreshGrants() - refreshesBefore).toBe(1);
+
+    // Neither tab was signed out: both refresh again on the renewed refresh token.
+    expect((await sessionOf(browser, service.url)).body.authenticated).toBe(true);
+    expect((await sessionOf(otherTab, service.url)).body.authenticated).toBe(true);
+    expect(await authEntries(service, 'gina')).toEqual(['login', 'refresh', 'refresh']);
+  });
+
+  it('a spent refresh token (an old copy of the cookie) ends the session once the grace for late tabs is over', async () => {
     const browser = new CookieBrowser();
     await signIn(browser, service.url, 'frank');
     const stale = browser.cookie(sessionCookie) ?? '';
     expect((await sessionOf(browser, service.url)).body.authenticated).toBe(true);
     browser.setCookie(sessionCookie, stale, '/auth');
-    const replayed = await sessionOf(browser, service.url);
-    expect(replayed.body).toEqual({ success: true, authenticated: false, authEnabled: true });
-    expect(browser.cookie(sessionCookie)).toBeUndefined();
+    // Only the clock moves (the service and the provider run in this process): timers stay real.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + refreshGraceMs + 1_000 });
+    try {
+      const replayed = await sessionOf(browser, service.url);
+      expect(replayed.body).toEqual({ success: true, authenticated: false, authEnabled: true });
+      expect(browser.cookie(sessionCookie)).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

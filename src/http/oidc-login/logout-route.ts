@@ -2,16 +2,21 @@ import type { Request, Response } from 'express';
 import { buildEndSessionUrl } from 'openid-client';
 import { recordAudit } from '../../core/audit/record-audit.js';
 import { describe } from './identity-provider-client.js';
-import { clientIp, type LoginContext } from './login-context.js';
+import { clientIp, refuseOtherSites, type LoginContext } from './login-context.js';
 
 /**
  * GET or POST /auth/logout: forgets the browser's session here, then ends it at the provider too
  * when the provider says how (RP-initiated logout), so the next sign-in asks for credentials again.
  * Logging out never fails locally: an unreachable provider just means landing on `/`.
+ * GET (and HEAD, which Express routes to it) stays for the web interface's link, but only from
+ * this service's own pages: otherwise any site could sign the user out with a link or an image
+ * (the Lax cookie rides on top-level navigations). POST needs no such check: Lax keeps the cookie
+ * off cross-site POSTs.
  */
 export function logoutRoute(context: LoginContext | null) {
   return async function logout(req: Request, res: Response): Promise<void> {
     res.setHeader('Cache-Control', 'no-store');
+    if (req.method !== 'POST') refuseOtherSites(req, 'Logging out by GET is only possible from pages of this service; use POST');
     if (!context) {
       res.redirect(302, '/');
       return;

@@ -16,6 +16,17 @@ export const refreshAheadMs = 60_000;
  */
 const inFlight = new Map<string, Promise<WebSession | null>>();
 
+/**
+ * A tab whose request left with the cookie from before another tab's refresh, and arrives just
+ * after that refresh finished, would replay the spent token: the provider refuses it (both tabs
+ * signed out) or revokes the grant. Finished refreshes are kept this long for such late arrivals,
+ * which present the same sealed cookie, so they learn nothing the first tab did not.
+ */
+export const refreshGraceMs = 30_000;
+/** Bounds the memory a burst of sign-ins can take; the oldest renewals go first. */
+const maxFinished = 1_000;
+const finished = new Map<string, { session: WebSession; until: number }>();
+
 export function needsRefresh(session: WebSession): boolean {
   return session.accessExpiresAt - Date.now() < refreshAheadMs;
 }
@@ -25,12 +36,38 @@ export function refreshSession(context: LoginContext, session: WebSession, ip: s
   const { refreshToken } = session;
   if (!refreshToken) return Promise.resolve(null);
   const key = createHash('sha256').update(refreshToken).digest('base64url');
+  const renewed = recentRenewal(key);
+  if (renewed) return Promise.resolve(renewed);
   let running = inFlight.get(key);
   if (!running) {
-    running = renew(context, session, refreshToken, ip).finally(() => inFlight.delete(key));
+    running = renew(context, session, refreshToken, ip)
+      .then((result) => {
+        if (result) remember(key, result);
+        return result;
+      })
+      .finally(() => inFlight.delete(key));
     inFlight.set(key, running);
   }
   return running;
+}
+
+function recentRenewal(key: string): WebSession | null {
+  const entry = finished.get(key);
+  if (!entry) return null;
+  const now = Date.now();
+  if (entry.until > now && entry.session.accessExpiresAt > now) return entry.session;
+  finished.delete(key);
+  return null;
+}
+
+function remember(key: string, session: WebSession): void {
+  const now = Date.now();
+  // Entries all live equally long, so insertion order is expiry order: stop at the first live one.
+  for (const [oldKey, entry] of finished) {
+    if (entry.until > now && finished.size < maxFinished) break;
+    finished.delete(oldKey);
+  }
+  finished.set(key, { session, until: now + refreshGraceMs });
 }
 
 async function renew(context: LoginContext, session: WebSession, refreshToken: string, ip: string): Promise<WebSession | null> {

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { User } from '../../core/auth/permissions.js';
 import { AppError } from '../../core/errors/app-error.js';
-import { clientIp, type LoginContext } from './login-context.js';
+import { clientIp, refuseOtherSites, type LoginContext } from './login-context.js';
 import { sessionLifetimeSeconds, type WebSession } from './login-cookies.js';
 import { needsRefresh, refreshSession } from './refresh-session.js';
 
@@ -82,8 +82,5 @@ function sameOriginOnly(req: Request, res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Vary', 'Cookie');
   for (const header of ['Access-Control-Allow-Origin', 'Access-Control-Allow-Credentials', 'Access-Control-Expose-Headers']) res.removeHeader(header);
-  const site = req.headers['sec-fetch-site'];
-  if (site === 'cross-site' || site === 'same-site') {
-    throw new AppError('SECURITY_VIOLATION', 'The session is only given to pages of this service', { details: { reason: 'cross_origin' } });
-  }
+  refuseOtherSites(req, 'The session is only given to pages of this service');
 }
