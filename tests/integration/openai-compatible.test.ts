@@ -2,6 +2,7 @@ import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, startFakeOllama, startFakeOpenAI, type FakeProvider } from '../fakes/index.js';
 import { requestAs, startAuthService } from '../helpers/auth-service.js';
+import { describeOnDatabases } from '../helpers/databases.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../helpers/identity-provider.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
@@ -40,7 +41,8 @@ async function failureOf(promise: Promise<unknown>): Promise<APIError> {
   throw new Error('the request succeeded');
 }
 
-describe('OpenAI-compatible API with auth off', () => {
+// Each exchange is stored, so the storage-facing suite runs on both databases.
+describeOnDatabases('OpenAI-compatible API with auth off', (kind) => {
   let openai: FakeProvider;
   let anthropic: FakeProvider;
   let ollama: FakeProvider;
@@ -51,7 +53,7 @@ describe('OpenAI-compatible API with auth off', () => {
     openai = await startFakeOpenAI({ apiKey: upstreamKey });
     anthropic = await startFakeAnthropic({ apiKey: anthropicKey });
     ollama = await startFakeOllama({ models: ['llama3.2', 'qwen2.5'] });
-    service = await startTestService('sqlite', {
+    service = await startTestService(kind, {
       OPENAI_BASE_URL: openai.url,
       ANTHROPIC_BASE_URL: anthropic.url,
       OLLAMA_BASE_URL: ollama.url,
@@ -322,6 +324,38 @@ describe('OpenAI-compatible API with auth off', () => {
     const unknownPath = await service.request('GET', '/v1/embeddings');
     expect(unknownPath.status).toBe(404);
     expect(unknownPath.body).toEqual({ error: { message: 'Not found', type: 'not_found_error', param: null, code: 'not_found' } });
+  });
+
+  it.each([
+    ['a NUL character', '{"city":"\\u0000"}', 'city must not contain NUL characters'],
+    ['a lone surrogate', '{"city":"\\ud800"}', 'city must be well-formed Unicode'],
+    ['a NUL in a key', '{"\\u0000":1}', 'must not contain NUL characters'],
+    ['nesting past the depth limit', `{"city":${'['.repeat(80)}${']'.repeat(80)}}`, 'must not nest deeper than 64 levels'],
+  ])('refuses tool call arguments that decode to %s with 400, before anything is stored or sent', async (_case, args, message) => {
+    ollama.reset();
+    const before = await service.request('GET', '/api/conversations');
+    const reply = await service.request('POST', '/v1/chat/completions', {
+      json: {
+        model: 'ollama/llama3.2',
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: 'Looking', tool_calls: [{ id: 'call_ok', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+          { role: 'tool', tool_call_id: 'call_ok', content: 'rain' },
+          { role: 'assistant', content: null, tool_calls: [
+            { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+            { id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: args } },
+          ] },
+          { role: 'tool', tool_call_id: 'call_a', content: 'sun' },
+          { role: 'tool', tool_call_id: 'call_b', content: 'snow' },
+        ],
+      },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'messages.3.tool_calls.1.function.arguments' });
+    expect(reply.body.error.message).toContain(message);
+    expect(ollama.chatRequests()).toHaveLength(0);
+    const after = await service.request('GET', '/api/conversations');
+    expect(after.body.total).toBe(before.body.total);
   });
 
   it('maps provider failures: a rejected key → 400 without the key, a provider 429 → 429, a provider 503 before the stream → 503', async () => {

@@ -2,6 +2,7 @@ import type { StoredToolCall } from '../chat/history-window.js';
 import { parseToolArguments } from '../chat/chat-tool.js';
 import type { Transcript } from '../chat/start-transcript-chat.js';
 import type { TranscriptRow } from '../conversations/record-transcript.js';
+import { findInputProblem } from '../db/storable-input.js';
 import { AppError } from '../errors/app-error.js';
 import type { ChatMessage, ToolCallRecord, ToolResultRecord, ToolSpec } from '../providers/chat-protocol.js';
 
@@ -37,6 +38,22 @@ function invalid(path: (string | number)[], message: string): AppError {
 }
 
 /**
+ * A call's arguments decoded, as they are stored and sent on. The request's hygiene check saw
+ * only their JSON text, where `\u0000`, a lone `\ud800` and deep nesting are plain characters:
+ * decoded, they would fail PostgreSQL's jsonb (a 500 there, stored on SQLite) or pass the depth limit.
+ */
+function callParams(call: OpenAIToolCall, path: (string | number)[]): unknown {
+  const args = parseToolArguments(call.function.arguments);
+  if (!args.ok) return args.text;
+  const problem = findInputProblem(args.value, path);
+  if (problem) {
+    const inside = problem.path.slice(path.length).join('.');
+    throw invalid(path, inside === '' ? problem.message : `${inside} ${problem.message}`);
+  }
+  return args.value;
+}
+
+/**
  * The request's messages as the engine's: system and developer messages become the system
  * prompt, consecutive tool messages one tool turn (each result named after the call it answers,
  * which Ollama needs). A tool message must answer a call of an earlier assistant message, and
@@ -64,9 +81,8 @@ export function readTranscript(messages: readonly OpenAIMessage[], maxLength: nu
       case 'assistant': {
         const calls: ToolCallRecord[] = [];
         const stored: StoredToolCall[] = [];
-        for (const call of message.tool_calls ?? []) {
-          const args = parseToolArguments(call.function.arguments);
-          const params = args.ok ? args.value : args.text;
+        for (const [callIndex, call] of (message.tool_calls ?? []).entries()) {
+          const params = callParams(call, ['messages', index, 'tool_calls', callIndex, 'function', 'arguments']);
           calls.push({ id: call.id, name: call.function.name, input: params });
           const record: StoredToolCall = { id: call.id, name: call.function.name, params };
           stored.push(record);
