@@ -56,20 +56,22 @@ export function chooseChatModel(
 }
 
 /**
- * The key for the chosen provider. On /api/openai/* and /api/anthropic/* the caller's key is
- * required; elsewhere the server's key stands in when none is given; no key at all → 400.
+ * The key for the chosen provider. On /api/openai/* and /api/anthropic/* (and the /v1 paths, which
+ * pass their own `keyRequired` wording) the caller's key is required; elsewhere the server's key
+ * stands in when none is given; no key at all → 400.
  */
 export function chooseApiKey(
   config: Config,
   route: ChatRoute,
   chosen: { provider: ProviderName; model: string },
   givenKey: string | undefined,
+  keyRequired = `apiKey is required on /api/${chosen.provider}/*`,
 ): ChatTarget {
   const { provider, model: name } = chosen;
   if (!hostedProviders.has(provider)) return { provider, model: name, apiKey: undefined };
   const callerKey = givenKey?.trim() || undefined;
   if (route.kind === 'provider' && callerKey === undefined) {
-    throw AppError.invalid(`apiKey is required on /api/${provider}/*`, { field: 'apiKey' });
+    throw AppError.invalid(keyRequired, { field: 'apiKey' });
   }
   const apiKey = callerKey ?? config.providers[provider].apiKey;
   if (apiKey === undefined) {

@@ -1,8 +1,8 @@
 import type { Prisma } from '../../generated/sqlite/client.js';
-import { newId } from '../ids.js';
 import type { Store } from '../db/store.js';
-import { countsTowardMessageCount, defaultTitle, type MessageRole } from './conversation-views.js';
+import { defaultTitle, type MessageRole } from './conversation-views.js';
 import { getOrCreateCurrentConversation } from './current-conversation.js';
+import { insertConversationWithMessages } from './insert-conversation.js';
 
 export interface ImportedConversation {
   messages: { role: MessageRole; content: string }[];
@@ -41,31 +41,7 @@ async function importConversation(
   title: string | undefined,
   data: ImportedConversation,
 ): Promise<string> {
-  const id = newId();
-  const now = new Date();
-  const messages: Prisma.MessageCreateManyInput[] = data.messages.map((message, seq) => ({
-    id: newId(),
-    conversationId: id,
-    seq,
-    role: message.role,
-    content: message.content,
-    createdAt: now,
-  }));
-  // One transaction: an import is stored whole or not at all.
-  await store.db.$transaction([
-    store.db.conversation.create({
-      data: {
-        id,
-        ownerId: userId,
-        title: title ?? defaultTitle(data.messages),
-        metadata: (data.metadata ?? {}) as Prisma.InputJsonObject,
-        messageCount: data.messages.filter((message) => countsTowardMessageCount(message.role)).length,
-        nextSeq: messages.length,
-        createdAt: now,
-        lastModified: now,
-      },
-    }),
-    store.db.message.createMany({ data: messages }),
-  ]);
+  const metadata = (data.metadata ?? {}) as Prisma.InputJsonObject;
+  const { id } = await insertConversationWithMessages(store, { ownerId: userId, title, metadata, messages: data.messages });
   return id;
 }

@@ -11,8 +11,6 @@ import type { Context } from '../context.js';
 import { requirePermissionFor } from '../guards.js';
 import type { ChatCompletionInput } from './chat-completion.types.js';
 
-const hostedProviders: ReadonlySet<ProviderName> = new Set(['openai', 'anthropic']);
-
 /**
  * `<provider>/<model>` with a provider the service knows. A bare name (no slash) is the active
  * model's provider's (chooseChatModel); a slash after anything but a provider name is refused
@@ -44,15 +42,10 @@ export async function beginCompletion(
   checkProvider(input.model);
   const chosen = chooseChatModel(ctx.config, { kind: 'plain' }, input.model, await getActiveModel(ctx.store, ctx.config));
   await requirePermissionFor(ctx, `providers:${chosen.provider}`);
-  const callerKey = input.apiKey?.trim() || undefined;
-  if (hostedProviders.has(chosen.provider) && callerKey === undefined) {
-    throw AppError.invalid(
-      `An API key for ${chosen.provider} is required: send it in the X-Provider-Api-Key header` +
-        (ctx.config.AUTH_ENABLED ? '' : ' or as the Bearer token'),
-      { field: 'apiKey' },
-    );
-  }
-  const target = chooseApiKey(ctx.config, { kind: 'provider', provider: chosen.provider }, chosen, callerKey);
+  const keyRequired =
+    `An API key for ${chosen.provider} is required: send it in the X-Provider-Api-Key header` +
+    (ctx.config.AUTH_ENABLED ? '' : ' or as the Bearer token');
+  const target = chooseApiKey(ctx.config, { kind: 'provider', provider: chosen.provider }, chosen, input.apiKey, keyRequired);
   const transcript = readTranscript(input.messages, ctx.config.MAX_MESSAGE_LENGTH);
   const { job, conversationId } = await startTranscriptChat(ctx, {
     actor: { user: ctx.user, ip: ctx.ip },
