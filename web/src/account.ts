@@ -29,3 +29,8 @@ export function renderLoginRequired(main: HTMLElement): void {
     ),
   );
 }
+
+/** Renewal found the session gone (expired, logged out elsewhere): offer Log in again. */
+export function renderSignedOut(root: HTMLElement): void {
+  root.replaceChildren(el('span', { class: 'account-name' }, 'Signed out'), el('a', { class: 'button primary', href: '/auth/login' }, 'Log in'));
+}

@@ -36,8 +36,10 @@ function partElement(part: AnswerPart): HTMLElement {
 
 /**
  * An assistant answer. While it streams, changed parts are redrawn at most once a frame (a fast
- * model sends far more chunks than the screen can show), and the article is aria-busy so screen
- * readers read it once, whole, when it ends.
+ * model sends far more chunks than the screen can show). The article is aria-busy meanwhile, which
+ * tells a screen reader moving through it that it is still incomplete; #messages is not a live
+ * region (opening a conversation would read it all out), so the start and the end of an answer
+ * are said through the page's announcer instead.
  */
 export class AnswerView {
   readonly element: HTMLElement;

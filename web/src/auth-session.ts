@@ -7,32 +7,58 @@ export interface AuthSession {
   accessToken?: string;
   expiresAt?: string;
   user?: { userId?: string; roles?: string[]; [claim: string]: unknown };
+  /** How long the token had left when the reply was sent, by the server's own clock (its Date header). */
+  lifetimeMs?: number;
 }
 
 const authOff: AuthSession = { authenticated: false, authEnabled: false };
 
-/** Reads the session; a server without the login routes (404) or a broken answer counts as auth off. */
+/**
+ * Reads the session. Only a server without the login routes (404) counts as auth off; any other
+ * failure (network, 5xx, a broken answer) throws, so a caller can try again rather than conclude
+ * the server wants no token.
+ */
 export async function fetchSession(): Promise<AuthSession> {
-  try {
-    const response = await fetch('/auth/session', { headers: { accept: 'application/json' }, credentials: 'same-origin' });
-    if (!response.ok) return authOff;
-    const body = (await response.json()) as Partial<AuthSession>;
-    if (typeof body.authEnabled !== 'boolean') return authOff;
-    return { ...body, authenticated: body.authenticated === true, authEnabled: body.authEnabled };
-  } catch {
-    return authOff;
-  }
+  const response = await fetch('/auth/session', { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+  if (response.status === 404) return authOff;
+  if (!response.ok) throw new Error(`/auth/session answered ${response.status}`);
+  const body = (await response.json()) as Partial<AuthSession>;
+  if (typeof body.authEnabled !== 'boolean') throw new Error('/auth/session sent no authEnabled');
+  // expiresAt is on the server's clock; measured against the server's Date the lifetime does not
+  // depend on how far this machine's clock is off.
+  const serverNow = Date.parse(response.headers.get('date') ?? '') || Date.now();
+  const lifetimeMs = body.expiresAt ? Date.parse(body.expiresAt) - serverNow : undefined;
+  return { ...body, authenticated: body.authenticated === true, authEnabled: body.authEnabled, lifetimeMs };
 }
 
-/** The token holder every transport reads from, renewed from /auth/session before it expires. */
+// The server refreshes a token with less than a minute left; asking a little inside that window
+// gets a fresh one while the old one still works.
+const renewAheadMs = 50_000;
+const minimumDelayMs = 5_000;
+const maximumBackoffMs = 60_000;
+
+/**
+ * The token holder every transport reads from, renewed from /auth/session before it expires, when
+ * the tab comes back into view (background timers are throttled) and when the API says 401.
+ */
 export class TokenHolder {
   #token: string | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When (this machine's clock) the token should be renewed. */
+  #renewAt = Infinity;
+  #failures = 0;
+  #renewing: Promise<boolean> | null = null;
   readonly #listeners = new Set<(token: string) => void>();
 
-  constructor(session: AuthSession) {
+  constructor(
+    session: AuthSession,
+    private readonly onSignedOut: () => void = () => undefined,
+  ) {
     this.#token = session.accessToken;
-    this.#schedule(session.expiresAt);
+    this.#schedule(session, false);
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'visible' && Date.now() >= this.#renewAt) void this.renew();
+    });
   }
 
   get token(): string | undefined {
@@ -50,19 +76,56 @@ export class TokenHolder {
     return url;
   }
 
-  #schedule(expiresAt: string | undefined): void {
-    clearTimeout(this.#timer);
-    if (!expiresAt || !this.#token) return;
-    // A minute early, so no request leaves with a token about to lapse.
-    const delay = Math.max(5_000, Date.parse(expiresAt) - Date.now() - 60_000);
-    this.#timer = setTimeout(() => void this.#renew(), delay);
+  /** Asks for the token now (calls made together share one request); true when it changed. */
+  renew(): Promise<boolean> {
+    if (!this.#token) return Promise.resolve(false);
+    this.#renewing ??= this.#renew().finally(() => {
+      this.#renewing = null;
+    });
+    return this.#renewing;
   }
 
-  async #renew(): Promise<void> {
-    const session = await fetchSession();
-    if (!session.accessToken) return;
+  async #renew(): Promise<boolean> {
+    clearTimeout(this.#timer);
+    let session: AuthSession;
+    try {
+      session = await fetchSession();
+    } catch (error) {
+      // A passing failure (server restarting, network down) must not end renewal for good.
+      this.#failures += 1;
+      const backoff = Math.min(maximumBackoffMs, 2_000 * 2 ** (this.#failures - 1));
+      console.warn(`token renewal failed, trying again in ${backoff / 1000}s`, error);
+      this.#renewAt = Date.now() + backoff;
+      this.#timer = setTimeout(() => void this.renew(), backoff);
+      return false;
+    }
+    this.#failures = 0;
+    if (!session.authEnabled || !session.accessToken) {
+      this.#renewAt = Infinity;
+      if (session.authEnabled) {
+        this.#token = undefined;
+        this.onSignedOut();
+      }
+      return false;
+    }
+    const changed = session.accessToken !== this.#token;
     this.#token = session.accessToken;
-    for (const listener of this.#listeners) listener(session.accessToken);
-    this.#schedule(session.expiresAt);
+    if (changed) for (const listener of this.#listeners) listener(session.accessToken);
+    this.#schedule(session, !changed);
+    return changed;
+  }
+
+  /** `unchanged`: the server handed the same token back. */
+  #schedule(session: AuthSession, unchanged: boolean): void {
+    clearTimeout(this.#timer);
+    this.#renewAt = Infinity;
+    if (session.lifetimeMs === undefined || !this.#token) return;
+    const lifetime = session.lifetimeMs;
+    // Inside the refresh window already: a short-lived token is renewed halfway, one the server
+    // could not refresh is asked about again once it has expired (the answer is then "signed out").
+    const due = lifetime > renewAheadMs ? lifetime - renewAheadMs : unchanged ? lifetime + 1_000 : lifetime / 2;
+    const delay = Math.max(minimumDelayMs, due);
+    this.#renewAt = Date.now() + delay;
+    this.#timer = setTimeout(() => void this.renew(), delay);
   }
 }

@@ -27,12 +27,15 @@ interface Following {
   stream: RunningStream;
   view: AnswerView;
   unsubscribe: () => void;
+  /** Stop was pressed and the abort accepted: the `done` event is on its way. */
+  stopping: boolean;
 }
 
 /**
  * The conversation on screen and the composer. A generation is a server-side job: this panel
  * starts it (chat.stream), follows it (streams.follow, resumable by sequence number), and stops it
- * (streams.abort); leaving the page or the conversation does not stop it.
+ * (streams.abort); leaving the page or the conversation does not stop it. Streams of conversations
+ * not on screen are still followed, so going back to one shows its answer still coming.
  */
 export class ChatPanel {
   conversationId: string | null = null;
@@ -55,7 +58,19 @@ export class ChatPanel {
   readonly #send = el('button', { type: 'submit', class: 'primary' }, 'Send');
   readonly #stop = el('button', { type: 'button', class: 'danger', hidden: true }, 'Stop');
   readonly #status = el('p', { class: 'composer-status', role: 'status' });
-  #following: Following | null = null;
+  /**
+   * The answers still running, by conversation id (at most one generation runs per conversation):
+   * followed, or waiting for Resume after the connection was lost.
+   */
+  readonly #running = new Map<string, Following>();
+  /** A message is on its way to chat.stream: a second one must wait, or two streams would start. */
+  #sending = false;
+  /**
+   * Bumped by every navigation (start, open, new): a load that finishes after a later navigation
+   * began is stale and must not replace what the later one shows.
+   */
+  #generation = 0;
+  #saveTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     root: HTMLElement,
@@ -85,42 +100,48 @@ export class ChatPanel {
     this.#input.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
-        form.requestSubmit();
+        if (!this.#send.disabled) form.requestSubmit();
       }
     });
     this.#stop.addEventListener('click', () => void this.stop());
+    // Saving is throttled (#saveSoon); the page going away writes the latest state at once.
+    addEventListener('pagehide', () => {
+      this.#saveShown();
+    });
   }
 
   /** First paint: a stream this tab was following before a reload, else the current conversation. */
   async start(): Promise<void> {
+    const generation = ++this.#generation;
     const running = loadRunningStream();
     if (running) {
       try {
-        await this.#resume(running);
+        await this.#resume(running, generation);
         return;
       } catch (error) {
         console.warn('could not resume the running answer', error);
+        this.#stopFollowing(this.#running.get(running.conversationId));
         clearRunningStream();
       }
     }
     const current = await this.client.conversations.current.query({});
-    this.#show(current.conversation.id, current.conversation.title, current.messages);
+    if (generation === this.#generation) this.#show(current.conversation.id, current.conversation.title, current.messages);
   }
 
   /** Shows a saved conversation and makes it the current one. */
   async open(conversationId: string): Promise<void> {
-    // The answer being followed goes on and is stored; a reload should show this conversation now.
-    this.#stopFollowing();
-    clearRunningStream();
+    // The answer being followed goes on (and is followed) in the background.
+    const generation = ++this.#generation;
     const loaded = await this.client.conversations.load.mutate({ conversationId });
+    if (generation !== this.#generation) return;
     this.#show(loaded.conversation.id, loaded.conversation.title, loaded.messages);
     this.#input.focus();
   }
 
   async newConversation(): Promise<void> {
-    this.#stopFollowing();
-    clearRunningStream();
+    const generation = ++this.#generation;
     const { conversationId } = await this.client.context.clear.mutate({});
+    if (generation !== this.#generation) return;
     this.#show(conversationId, '', []);
     this.#input.focus();
   }
@@ -131,58 +152,74 @@ export class ChatPanel {
   }
 
   async conversationDeleted(id: string): Promise<void> {
+    this.#stopFollowing(this.#running.get(id));
     if (id === this.conversationId) await this.newConversation();
   }
 
   async send(): Promise<void> {
     const message = this.#input.value.trim();
-    if (!message || this.#following) return;
+    if (!message || this.#sending || this.#shownRunning()) return;
     const mode = this.#mode.value as Mode;
-    this.#setBusy(true);
+    const generation = this.#generation;
+    this.#sending = true;
+    this.#updateBusy();
     this.#status.textContent = '';
+    let sent: HTMLElement | null = null;
     try {
       this.conversationId ??= (await this.client.conversations.current.query({})).conversation.id;
+      if (generation !== this.#generation) return;
       const conversationId = this.conversationId;
-      this.#messages.append(userMessageElement(message));
+      sent = userMessageElement(message);
+      this.#messages.querySelector('.empty-hint')?.remove();
+      this.#messages.append(sent);
       this.#input.value = '';
       const { streamId } = await this.client.chat.stream.mutate({ message, mode, conversation_id: conversationId });
       const stream: RunningStream = { streamId, conversationId, lastSeq: 0, parts: [] };
-      saveRunningStream(stream);
-      announce('The assistant is answering.');
-      this.#follow(stream, this.#appendAnswer(stream));
+      const view = this.#answerView(stream);
+      this.#follow(stream, view);
+      // The user may have opened another conversation meanwhile: the answer then waits off screen.
+      if (this.conversationId === conversationId) {
+        this.#messages.append(view.element);
+        this.#scrollToEnd();
+        saveRunningStream(stream);
+        announce('The assistant is answering.');
+      }
     } catch (error) {
-      this.#setBusy(false);
+      sent?.remove();
+      // Not sent: the text comes back unless something new was typed meanwhile.
+      if (this.#input.value === '') this.#input.value = message;
       this.#status.textContent = `Not sent: ${errorText(error)}`;
+    } finally {
+      this.#sending = false;
+      this.#updateBusy();
     }
   }
 
   async stop(): Promise<void> {
-    const following = this.#following;
-    if (!following) return;
-    this.#stop.disabled = true;
+    const following = this.#shownRunning();
+    if (!following || following.stopping) return;
+    following.stopping = true;
+    this.#updateBusy();
     try {
       await this.client.streams.abort.mutate({ streamId: following.stream.streamId });
     } catch (error) {
       this.#status.textContent = `Could not stop: ${errorText(error)}`;
-      this.#stop.disabled = false;
+      following.stopping = false;
+      this.#updateBusy();
     }
   }
 
-  async #resume(running: RunningStream): Promise<void> {
+  async #resume(running: RunningStream, generation: number): Promise<void> {
     const loaded = await this.client.conversations.get.query({ id: running.conversationId });
-    // The stored answer of this exchange may be partial; the parts kept with the stream stand for it.
-    const messages = [...loaded.messages];
-    while (messages.at(-1)?.role === 'assistant') messages.pop();
-    this.#show(loaded.conversation.id, loaded.conversation.title, messages);
-    this.#setBusy(true);
-    this.#follow(running, this.#appendAnswer(running));
+    if (generation !== this.#generation) return;
+    this.#follow(running, this.#answerView(running));
+    // #show puts the followed answer in place of the stored (possibly partial) one.
+    this.#show(loaded.conversation.id, loaded.conversation.title, loaded.messages);
   }
 
-  #appendAnswer(stream: RunningStream): AnswerView {
+  #answerView(stream: RunningStream): AnswerView {
     const view = new AnswerView(stream.parts, true);
     view.element.classList.add('streaming');
-    this.#messages.append(view.element);
-    this.#scrollToEnd();
     return view;
   }
 
@@ -191,15 +228,16 @@ export class ChatPanel {
       { streamId: stream.streamId, lastEventId: stream.lastSeq > 0 ? String(stream.lastSeq) : null },
       {
         onData: ({ id, data }) => {
-          this.#onEvent(stream, view, Number(id), data);
+          this.#onEvent(following, Number(id), data);
         },
         onError: (error) => {
           // Leaving the page closes the connection; the stream must stay stored for the next page.
           if (unloading) return;
-          this.#stopFollowing();
+          following.unsubscribe();
           if (appCodeOf(error) === 'NOT_FOUND') {
             // Past its retention: the stored conversation holds the whole answer instead.
-            clearRunningStream();
+            this.#stopFollowing(following);
+            if (this.conversationId === stream.conversationId) clearRunningStream();
             view.finish('This answer can no longer be followed.');
             void this.client.conversations.get
               .query({ id: stream.conversationId })
@@ -209,68 +247,107 @@ export class ChatPanel {
               .catch(() => undefined);
             return;
           }
-          // The generation goes on without us; Resume follows it again after the last event shown.
+          // The generation goes on without us, so it stays the conversation's running answer (and
+          // stored for a reload, which an error during the page's own unloading may precede);
+          // Resume follows it again after the last event shown.
           view.interrupted(`Connection lost: ${errorText(error)}`, () => {
-            this.#setBusy(true);
-            this.#follow(stream, view);
+            if (this.#running.get(stream.conversationId) === following) this.#follow(stream, view);
           });
         },
       },
     );
-    this.#following = {
+    const following: Following = {
       stream,
       view,
+      stopping: false,
       unsubscribe: () => {
         subscription.unsubscribe();
       },
     };
+    this.#running.set(stream.conversationId, following);
+    this.#updateBusy();
   }
 
-  #onEvent(stream: RunningStream, view: AnswerView, seq: number, event: ChatEvent): void {
+  #onEvent(following: Following, seq: number, event: ChatEvent): void {
+    const { stream, view } = following;
+    const shown = this.conversationId === stream.conversationId;
     view.changed(applyEvent(stream.parts, event));
     stream.lastSeq = seq;
-    if (event.type === 'context_update') {
+    if (event.type === 'context_update' && shown) {
       this.#title.textContent = event.context.title || 'New conversation';
     }
     if (event.type === 'done') {
       const { finishReason, provider, model } = event.metadata;
-      this.#stopFollowing();
-      clearRunningStream();
+      this.#stopFollowing(following);
       view.finish(endNotes[finishReason] ?? `${provider}/${model}`);
-      this.#setBusy(false);
-      announce(finishReason === 'stop' ? 'The answer is complete.' : (endNotes[finishReason] ?? 'The answer ended.'));
+      if (shown) {
+        this.#saveShown();
+        announce(finishReason === 'stop' ? 'The answer is complete.' : (endNotes[finishReason] ?? 'The answer ended.'));
+      }
       this.onConversationChanged();
-    } else {
-      saveRunningStream(stream);
+    } else if (shown) {
+      this.#saveSoon();
     }
-    this.#scrollToEnd();
+    if (shown) this.#scrollToEnd();
   }
 
-  #stopFollowing(): void {
-    this.#following?.unsubscribe();
-    this.#following = null;
-    this.#setBusy(false);
+  /** Ends this one subscription (a later stream of the same conversation is left alone). */
+  #stopFollowing(following: Following | undefined): void {
+    if (!following) return;
+    following.unsubscribe();
+    if (this.#running.get(following.stream.conversationId) === following) this.#running.delete(following.stream.conversationId);
+    this.#updateBusy();
+  }
+
+  #shownRunning(): Following | undefined {
+    return this.conversationId === null ? undefined : this.#running.get(this.conversationId);
+  }
+
+  /**
+   * Keeps sessionStorage in step with the screen for a reload: the answer still coming in the
+   * conversation shown, or nothing. Writing the whole answer on every chunk would cost time
+   * quadratic in its length, so changes are written at most every 250 ms.
+   */
+  #saveSoon(): void {
+    this.#saveTimer ??= setTimeout(() => {
+      this.#saveShown();
+    }, 250);
+  }
+
+  #saveShown(): void {
+    clearTimeout(this.#saveTimer);
+    this.#saveTimer = undefined;
+    const following = this.#shownRunning();
+    if (following) saveRunningStream(following.stream);
+    else clearRunningStream();
   }
 
   #show(conversationId: string, title: string, messages: StoredMessage[]): void {
     this.conversationId = conversationId;
     this.#title.textContent = title || 'New conversation';
+    this.#status.textContent = '';
+    const running = this.#running.get(conversationId);
+    const shown = messages.filter((message) => message.role === 'user' || message.role === 'assistant');
+    // The stored answer of a running exchange is partial; the followed answer stands for it.
+    if (running) while (shown.at(-1)?.role === 'assistant') shown.pop();
     this.#messages.replaceChildren(
-      ...messages
-        .filter((message) => message.role === 'user' || message.role === 'assistant')
-        .map((message) =>
-          message.role === 'user' ? userMessageElement(message.content) : new AnswerView(partsOfStoredAnswer(message.content, message.toolCalls), false).element,
-        ),
+      ...shown.map((message) =>
+        message.role === 'user' ? userMessageElement(message.content) : new AnswerView(partsOfStoredAnswer(message.content, message.toolCalls), false).element,
+      ),
     );
-    if (messages.length === 0) this.#messages.append(el('p', { class: 'empty-hint' }, 'No messages yet. Ask away.'));
+    if (running) this.#messages.append(running.view.element);
+    else if (shown.length === 0) this.#messages.append(el('p', { class: 'empty-hint' }, 'No messages yet. Ask away.'));
+    this.#saveShown();
+    this.#updateBusy();
     this.#scrollToEnd();
   }
 
-  #setBusy(busy: boolean): void {
-    this.#send.disabled = busy;
-    this.#stop.hidden = !busy;
-    this.#stop.disabled = false;
-    this.#messages.querySelector('.empty-hint')?.remove();
+  /** Send waits while a message is being sent or this conversation's answer is still coming. */
+  #updateBusy(): void {
+    const running = this.#shownRunning();
+    this.#send.disabled = this.#sending || running !== undefined;
+    this.#stop.hidden = running === undefined;
+    this.#stop.disabled = running?.stopping === true;
   }
 
   #scrollToEnd(): void {

@@ -24,6 +24,7 @@ export class ConfirmationDialog {
   readonly #queue: HeldCommand[] = [];
   readonly #seen = new Set<string>();
   #shown: HeldCommand | null = null;
+  #answering = false;
 
   constructor(private readonly client: ApiClient) {
     this.#dialog.append(
@@ -39,7 +40,13 @@ export class ConfirmationDialog {
     this.#run.addEventListener('click', () => void this.#answer(true));
     this.#reject.addEventListener('click', () => void this.#answer(false));
     // Escape means "not now": the command stays pending and comes back at the next start.
-    this.#dialog.addEventListener('cancel', () => {
+    this.#dialog.addEventListener('cancel', (event) => {
+      // While Run or Reject is on its way the dialog stays: closing it now would let that answer's
+      // end close the next command's dialog (or drop it from the queue) when it arrives.
+      if (this.#answering) {
+        event.preventDefault();
+        return;
+      }
       this.#shown = null;
       queueMicrotask(() => {
         this.#next();
@@ -84,6 +91,7 @@ export class ConfirmationDialog {
     if (!held) return;
     this.#run.disabled = true;
     this.#reject.disabled = true;
+    this.#answering = true;
     try {
       const reply = await this.client.security.confirm.mutate({ commandId: held.commandId, confirmed });
       announce(
@@ -97,7 +105,10 @@ export class ConfirmationDialog {
         this.#reject.disabled = false;
         return;
       }
+    } finally {
+      this.#answering = false;
     }
+    if (this.#shown !== held) return;
     this.#shown = null;
     this.#dialog.close();
     this.#next();

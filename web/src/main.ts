@@ -1,5 +1,5 @@
 import './styles.css';
-import { renderAccount, renderLoginRequired } from './account.js';
+import { renderAccount, renderLoginRequired, renderSignedOut } from './account.js';
 import { createApiClient } from './api-client.js';
 import { fetchSession, TokenHolder } from './auth-session.js';
 import { ChatPanel } from './chat-panel.js';
@@ -22,7 +22,9 @@ async function start(): Promise<void> {
     return;
   }
 
-  const tokens = new TokenHolder(session);
+  const tokens = new TokenHolder(session, () => {
+    renderSignedOut(byId('account'));
+  });
   const client = createApiClient(tokens);
   const feed = new EventFeed(client);
 
@@ -34,12 +36,7 @@ async function start(): Promise<void> {
   const workspaces = new WorkspacePicker(byId('pickers'), client, () => void conversations.refresh());
   const terminal = new TerminalPanel(byId('terminal-panel'), client, tokens, confirmations);
 
-  const terminalToggle = el('button', { type: 'button', id: 'terminal-toggle', 'aria-controls': 'terminal-panel', 'aria-expanded': 'false' }, 'Terminal');
-  terminalToggle.addEventListener('click', () => {
-    terminal.toggle();
-    terminalToggle.setAttribute('aria-expanded', String(!byId('terminal-panel').hidden));
-  });
-  byId('account').prepend(terminalToggle);
+  byId('account').prepend(terminal.toggleButton, feed.element);
 
   feed.on('pending_command', (event) => {
     confirmations.add({
@@ -51,6 +48,10 @@ async function start(): Promise<void> {
   });
   // Another tab or client changed the list: show it here too.
   feed.on('conversation', () => void conversations.refresh());
+  feed.onRestart(() => {
+    void confirmations.loadPending();
+    void conversations.refresh();
+  });
 
   await Promise.all([chat.start(), models.refresh(), workspaces.refresh(), confirmations.loadPending()]);
   await conversations.refresh();

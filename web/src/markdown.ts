@@ -55,5 +55,7 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
  */
 export function renderMarkdown(markdown: string): DocumentFragment {
   const html = marked.parse(markdown, { async: false });
-  return DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true, FORBID_TAGS: ['style', 'form', 'input', 'button'] });
+  // No style (an answer could cover the page with a fake dialog), no id or name (an answer could
+  // shadow the page's own ids, which the page's code and labels rely on).
+  return DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true, FORBID_TAGS: ['style', 'form', 'input', 'button'], FORBID_ATTR: ['style', 'id', 'name'] });
 }

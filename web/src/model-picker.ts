@@ -18,7 +18,11 @@ export class ModelPicker {
   readonly #select = el('select', { id: 'model-select', name: 'model' });
   readonly #downloadName = el('input', { type: 'text', id: 'download-name', name: 'modelName', placeholder: 'e.g. qwen3:8b', required: true });
   readonly #progress = el('progress', { id: 'download-progress', max: '100', value: '0', hidden: true, 'aria-label': 'Download progress' });
-  readonly #status = el('span', { class: 'picker-status', role: 'status' });
+  readonly #status = el('span', { class: 'picker-status', id: 'model-status', role: 'status' });
+  // Switching is a button, not the select's change: arrow keys on a closed select change it too,
+  // and each step would switch the model every user shares.
+  readonly #apply = el('button', { type: 'button', id: 'model-switch', disabled: true }, 'Switch');
+  #active = '';
   #poll: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -40,11 +44,15 @@ export class ModelPicker {
         { class: 'picker' },
         el('label', { for: 'model-select' }, 'Model'),
         this.#select,
+        this.#apply,
         el('details', { class: 'picker-more' }, el('summary', {}, 'Download'), downloadForm),
         this.#status,
       ),
     );
-    this.#select.addEventListener('change', () => void this.#switch());
+    this.#select.addEventListener('change', () => {
+      this.#apply.disabled = this.#select.value === this.#active;
+    });
+    this.#apply.addEventListener('click', () => void this.#switch());
     downloadForm.addEventListener('submit', (event) => {
       event.preventDefault();
       void this.#download();
@@ -58,6 +66,8 @@ export class ModelPicker {
     try {
       const [{ models }, current] = await Promise.all([this.client.models.list.query({}), this.client.models.current.query({})]);
       const active = `${current.provider}/${current.model}`;
+      // A choice not yet applied survives the redraw (the download poll redraws every 2 s).
+      const chosen = this.#select.value !== this.#active ? this.#select.value : null;
       this.#select.replaceChildren(
         ...models.map((model) => {
           const value = `${model.provider}/${model.name}`;
@@ -65,6 +75,9 @@ export class ModelPicker {
           return el('option', { value, selected: value === active || model.name === current.model }, `${value}${note}`);
         }),
       );
+      this.#active = this.#select.value;
+      if (chosen !== null && models.some((model) => `${model.provider}/${model.name}` === chosen)) this.#select.value = chosen;
+      this.#apply.disabled = this.#select.value === this.#active;
       const downloading = models.find((model) => model.status === 'downloading');
       if (downloading) this.#setProgress(downloading.name, downloading.progress);
       this.#pollWhile(downloading !== undefined);
@@ -75,7 +88,9 @@ export class ModelPicker {
 
   async #switch(): Promise<void> {
     try {
+      this.#apply.disabled = true;
       const { activeModel, provider } = await this.client.models.switch.mutate({ modelName: this.#select.value });
+      this.#active = this.#select.value;
       this.#status.textContent = '';
       announce(`Model switched to ${provider}/${activeModel}`);
     } catch (error) {

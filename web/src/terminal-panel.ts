@@ -20,10 +20,15 @@ type TerminalFrame =
  */
 export class TerminalPanel {
   readonly #screen = el('div', { class: 'terminal-screen', id: 'terminal-screen' });
-  readonly #command = el('input', { type: 'text', id: 'terminal-command', name: 'command', autocomplete: 'off', spellcheck: 'false', placeholder: 'ls -la' });
+  // The visible label is a "$" prompt, which a screen reader would read as "dollar".
+  readonly #command = el('input', { type: 'text', id: 'terminal-command', name: 'command', 'aria-label': 'Command', autocomplete: 'off', spellcheck: 'false', placeholder: 'ls -la' });
   readonly #state = el('span', { class: 'terminal-state', id: 'terminal-state', role: 'status' }, 'not started');
   readonly #interrupt = el('button', { type: 'button', disabled: true }, 'Ctrl-C');
+  /** The top bar's button that shows and hides this panel. */
+  readonly toggleButton = el('button', { type: 'button', id: 'terminal-toggle', 'aria-controls': 'terminal-panel', 'aria-expanded': 'false' }, 'Terminal');
   #terminal: Terminal | null = null;
+  /** The start-up under way: a second open (Run, ✕ then Terminal again) waits for it instead of starting another. */
+  #opening: Promise<void> | null = null;
   #fit: FitAddon | null = null;
   #socket: WebSocket | null = null;
   #terminalId: string | null = null;
@@ -44,7 +49,8 @@ export class TerminalPanel {
       el('button', { type: 'submit', class: 'primary' }, 'Run'),
       this.#interrupt,
     );
-    const close = el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close terminal', title: 'Close' }, '✕');
+    // Hiding keeps the terminal and its socket: what runs there goes on, and showing it again is instant.
+    const close = el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Hide terminal', title: 'Hide terminal' }, '✕');
     root.append(el('div', { class: 'terminal-header' }, el('h2', {}, 'Terminal'), this.#state, close), this.#screen, form);
     form.addEventListener('submit', (event) => {
       event.preventDefault();
@@ -55,6 +61,10 @@ export class TerminalPanel {
     });
     close.addEventListener('click', () => {
       this.toggle(false);
+      this.toggleButton.focus();
+    });
+    this.toggleButton.addEventListener('click', () => {
+      this.toggle();
     });
     tokens.onRenew((token) => {
       this.#send({ type: 'auth', token });
@@ -67,6 +77,7 @@ export class TerminalPanel {
   /** Shows or hides the panel; the first showing starts (or reattaches to) a terminal. */
   toggle(show = this.root.hidden): void {
     this.root.hidden = !show;
+    this.toggleButton.setAttribute('aria-expanded', String(show));
     if (show) {
       void this.#open().then(() => {
         this.#command.focus();
@@ -74,8 +85,15 @@ export class TerminalPanel {
     }
   }
 
-  async #open(): Promise<void> {
-    if (this.#socket) return;
+  #open(): Promise<void> {
+    if (this.#socket) return Promise.resolve();
+    this.#opening ??= this.#start().finally(() => {
+      this.#opening = null;
+    });
+    return this.#opening;
+  }
+
+  async #start(): Promise<void> {
     try {
       await this.#ensureXterm();
       const { terminals } = await this.client.terminals.list.query({});
@@ -105,6 +123,10 @@ export class TerminalPanel {
   }
 
   #connect(terminalId: string): void {
+    // The server replays the terminal's recent output on connecting: a reconnect starts from a
+    // clean screen, or that output would show twice.
+    this.#terminal?.reset();
+    this.#lastExitCode = null;
     const url = this.tokens.withToken(new URL(`/api/terminals/${encodeURIComponent(terminalId)}/ws`, location.href));
     url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const socket = new WebSocket(url);

@@ -6,7 +6,11 @@ export class WorkspacePicker {
   readonly #select = el('select', { id: 'workspace-select', name: 'workspace' });
   readonly #branch = el('select', { id: 'branch-select', name: 'branch' });
   readonly #state = el('span', { class: 'workspace-state', id: 'workspace-state' });
-  readonly #status = el('span', { class: 'picker-status', role: 'status' });
+  readonly #status = el('span', { class: 'picker-status', id: 'workspace-status', role: 'status' });
+  // Acting is a button, not the selects' change: arrow keys on a closed select change it too, and
+  // each step would switch the workspace or check out a branch.
+  readonly #switch = el('button', { type: 'button', id: 'workspace-switch', hidden: true }, 'Switch');
+  readonly #checkout = el('button', { type: 'button', id: 'branch-checkout', hidden: true }, 'Check out');
 
   constructor(
     root: HTMLElement,
@@ -19,17 +23,33 @@ export class WorkspacePicker {
         { class: 'picker' },
         el('label', { for: 'workspace-select' }, 'Workspace'),
         this.#select,
+        this.#switch,
         el('label', { for: 'branch-select', class: 'sr-only' }, 'Branch'),
         this.#branch,
+        this.#checkout,
         this.#state,
         this.#status,
       ),
     );
-    this.#select.addEventListener('change', () => void this.#switchWorkspace());
-    this.#branch.addEventListener('change', () => void this.#switchBranch());
+    // Shown only while the choice differs from what is active, so there is one obvious next step.
+    this.#select.addEventListener('change', () => {
+      this.#switch.hidden = this.#select.value === this.#selected(this.#select);
+    });
+    this.#branch.addEventListener('change', () => {
+      this.#checkout.hidden = this.#branch.value === this.#selected(this.#branch);
+    });
+    this.#switch.addEventListener('click', () => void this.#switchWorkspace());
+    this.#checkout.addEventListener('click', () => void this.#switchBranch());
+  }
+
+  /** The value the select was last filled with as active (its `selected` option). */
+  #selected(select: HTMLSelectElement): string {
+    return [...select.options].find((option) => option.defaultSelected)?.value ?? '';
   }
 
   async refresh(): Promise<void> {
+    this.#switch.hidden = true;
+    this.#checkout.hidden = true;
     try {
       const { workspaces } = await this.client.workspaces.list.query({});
       const active = workspaces.find((workspace) => workspace.active) ?? workspaces[0];
