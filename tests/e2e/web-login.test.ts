@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
-import { describeWithBrowser, ensureWebBuilt, launchChromium, screenshotPath } from '../helpers/browser.js';
+import { describeWithBrowser, ensureWebBuilt, launchChromium, screenshotOnFailure, screenshotPath } from '../helpers/browser.js';
 import { freePort, startLoginIdentityProvider, type LoginIdentityProvider } from '../helpers/login-identity-provider.js';
 import { expectEnvelope, request, startTestService, type TestResponse, type TestService } from '../helpers/test-service.js';
 
@@ -39,6 +39,7 @@ describeWithBrowser('signing in to the web interface through the identity provid
   const apiRequests: Request[] = [];
   // Undone in reverse order, and only what beforeAll got to make.
   const cleanups: (() => unknown)[] = [];
+  screenshotOnFailure(() => page);
 
   // Filled in as the sign-in goes on.
   let accessToken = '';
