@@ -3,39 +3,16 @@ import { promisify } from 'node:util';
 import { TRPCClientError } from '@trpc/client';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatEvent } from '../../src/core/chat/chat-events.js';
-import { createAssistantClient, type AssistantClient, type AppRouter } from '../../src/index.js';
+import { createAssistantClient, type AppRouter } from '../../src/index.js';
 import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
 import { startAuthService } from '../helpers/auth-service.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../helpers/identity-provider.js';
+import { followStream } from '../helpers/follow-stream.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
 // The package's client helper (src/client/assistant-client.ts) and the example built on it.
 
 const run = promisify(execFile);
-
-/** Follows a stream to its `done` and returns its events. */
-function follow(client: AssistantClient, streamId: string) {
-  return new Promise<ChatEvent[]>((resolve, reject) => {
-    const events: ChatEvent[] = [];
-    const subscription = client.streams.follow.subscribe(
-      { streamId },
-      {
-        onData: ({ data }) => {
-          events.push(data);
-          if (data.type === 'done') {
-            subscription.unsubscribe();
-            resolve(events);
-          }
-        },
-        onError: (error) => {
-          subscription.unsubscribe();
-          reject(error);
-        },
-      },
-    );
-  });
-}
 
 describe('createAssistantClient', () => {
   let fake: FakeOllama;
@@ -74,7 +51,7 @@ describe('createAssistantClient', () => {
     fake.enqueue({ kind: 'text', chunks: ['Typed', ' answer'] });
     const { streamId } = await client.chat.stream.mutate({ message: 'Say it', mode: 'chat' });
     expect(posts).toBe(1);
-    const events = await follow(client, streamId);
+    const { events } = await followStream(client, streamId);
     expect(events.filter((event) => event.type === 'text').map((event) => event.content).join('')).toBe('Typed answer');
     expect(events.at(-1)).toMatchObject({ type: 'done', metadata: { finishReason: 'stop' } });
   });
@@ -136,7 +113,7 @@ describe('createAssistantClient with authentication', () => {
 
     fake.enqueue({ kind: 'text', chunks: ['Signed in'] });
     const { streamId } = await client.chat.stream.mutate({ message: 'Hi', mode: 'chat' });
-    const events = await follow(client, streamId);
+    const { events } = await followStream(client, streamId);
     expect(events.at(-1)).toMatchObject({ type: 'done', metadata: { finishReason: 'stop' } });
     expect(asked).toBeGreaterThanOrEqual(4);
   });

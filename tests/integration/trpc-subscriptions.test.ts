@@ -2,11 +2,11 @@ import { createTRPCClient, httpLink, httpSubscriptionLink, splitLink } from '@tr
 import { EventSource } from 'eventsource';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatEvent } from '../../src/core/chat/chat-events.js';
 import type { AppRouter } from '../../src/index.js';
 import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
 import { startAuthService } from '../helpers/auth-service.js';
 import { startIdentityProvider } from '../helpers/identity-provider.js';
+import { followStream } from '../helpers/follow-stream.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
 // Chat streams as tRPC subscriptions at /trpc (CONTRACT §10: tRPC's own SSE framing), driven by
@@ -22,31 +22,6 @@ function clientFor(url: string, connectionParams?: Record<string, string>) {
         false: httpLink({ url: `${url}/trpc`, transformer: superjson, headers: connectionParams?.token ? { authorization: `Bearer ${connectionParams.token}` } : {} }),
       }),
     ],
-  });
-}
-
-/** Collects a subscription's events until `done` (or an error). */
-function collect(client: ReturnType<typeof clientFor>, streamId: string, lastEventId?: string) {
-  return new Promise<{ ids: string[]; events: ChatEvent[] }>((resolve, reject) => {
-    const ids: string[] = [];
-    const events: ChatEvent[] = [];
-    const subscription = client.streams.follow.subscribe(
-      { streamId, ...(lastEventId ? { lastEventId } : {}) },
-      {
-        onData: ({ id, data }) => {
-          ids.push(id);
-          events.push(data);
-          if (data.type === 'done') {
-            subscription.unsubscribe();
-            resolve({ ids, events });
-          }
-        },
-        onError: (error) => {
-          subscription.unsubscribe();
-          reject(error);
-        },
-      },
-    );
   });
 }
 
@@ -66,18 +41,18 @@ describe('chat streams as tRPC subscriptions', () => {
     fake.enqueue({ kind: 'text', chunks: ['One', ' two', ' three'] });
     const client = clientFor(service.url);
     const { streamId } = await client.chat.stream.mutate({ message: 'Count', mode: 'chat' });
-    const whole = await collect(client, streamId);
+    const whole = await followStream(client, streamId);
     expect(whole.events.map((event) => event.type)).toEqual(['text', 'text', 'text', 'context_update', 'done']);
     expect(whole.ids).toEqual(['1', '2', '3', '4', '5']);
 
-    const resumed = await collect(client, streamId, '2');
+    const resumed = await followStream(client, streamId, '2');
     expect(resumed.ids).toEqual(['3', '4', '5']);
     expect(resumed.events[0]).toEqual({ type: 'text', content: ' three' });
   });
 
   it('another stream id is refused with NOT_FOUND', async () => {
     const client = clientFor(service.url);
-    await expect(collect(client, '3f8a1c52-6a34-4e0f-9d7e-2c1b5a4f8e90')).rejects.toMatchObject({ data: { appCode: 'NOT_FOUND' } });
+    await expect(followStream(client, '3f8a1c52-6a34-4e0f-9d7e-2c1b5a4f8e90')).rejects.toMatchObject({ data: { appCode: 'NOT_FOUND' } });
   });
 });
 
@@ -145,7 +120,7 @@ describe('subscriptions with authentication', () => {
     fake.enqueue({ kind: 'text', chunks: ['hi'] });
     const client = clientFor(service.url, { token });
     const { streamId } = await client.chat.stream.mutate({ message: 'Hello', mode: 'chat' });
-    expect((await collect(client, streamId)).events.at(-1)?.type).toBe('done');
-    await expect(collect(clientFor(service.url), streamId)).rejects.toMatchObject({ data: { appCode: 'UNAUTHORIZED' } });
+    expect((await followStream(client, streamId)).events.at(-1)?.type).toBe('done');
+    await expect(followStream(clientFor(service.url), streamId)).rejects.toMatchObject({ data: { appCode: 'UNAUTHORIZED' } });
   });
 });
