@@ -1,9 +1,9 @@
-import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, TRPCClientError } from '@trpc/client';
-import superjson from 'superjson';
+import { TRPCClientError } from '@trpc/client';
+import { createAssistantClient, type AssistantClient } from '../../src/client/assistant-client.js';
 import type { AppRouter } from '../../src/routers/app-router.js';
 import type { TokenHolder } from './auth-session.js';
 
-export type ApiClient = ReturnType<typeof createTRPCClient<AppRouter>>;
+export type ApiClient = AssistantClient;
 
 /**
  * A 401 means the token lapsed before its renewal (a laptop waking up, say): renew it and send the
@@ -20,30 +20,12 @@ function renewingFetch(tokens: TokenHolder): typeof fetch {
 }
 
 /**
- * The typed client for everything the page does: queries and mutations batched over HTTP,
- * subscriptions (chat streams, the event feed) over tRPC's SSE framing. EventSource cannot send
- * headers, so subscriptions carry the token as a connection parameter.
+ * The typed client for everything the page does: the package's own client (queries and mutations
+ * batched over HTTP, subscriptions over SSE with the token as a connection parameter, since
+ * EventSource cannot send headers), with a fetch that renews a lapsed token.
  */
 export function createApiClient(tokens: TokenHolder): ApiClient {
-  const url = new URL('/trpc', location.origin).href;
-  return createTRPCClient<AppRouter>({
-    links: [
-      splitLink({
-        condition: (op) => op.type === 'subscription',
-        true: httpSubscriptionLink({
-          url,
-          transformer: superjson,
-          connectionParams: () => (tokens.token ? { token: tokens.token } : {}),
-        }),
-        false: httpBatchLink({
-          url,
-          transformer: superjson,
-          headers: () => (tokens.token ? { authorization: `Bearer ${tokens.token}` } : {}),
-          fetch: renewingFetch(tokens),
-        }),
-      }),
-    ],
-  });
+  return createAssistantClient({ baseUrl: location.origin, token: () => tokens.token, fetch: renewingFetch(tokens) });
 }
 
 /** The contract's error code of a failed call (NOT_FOUND, SECURITY_VIOLATION, …), if it has one. */
