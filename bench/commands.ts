@@ -1,9 +1,10 @@
 // `npm run bench` (second part): the command path. Execute round trips through the built service
 // (REST → risk analysis → audit → sandboxed PTY shell → reply) and the risk analysis alone, per
 // command line. Prints a table; results are recorded in BENCHMARKS.md.
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeCommand } from '../src/core/security/risk-analysis.js';
+import { readWorkspaceFile } from '../src/core/workspaces/workspace-files.js';
 import { startBuiltService } from './built-service.js';
 
 const EXECUTES = 300;
@@ -56,6 +57,24 @@ async function executeRoundTrips(): Promise<{ sandbox: string; timings: Record<s
   }
 }
 
+/** The model's read_file tool on a 4 KB file, as the chat engine calls it (in-process). */
+async function readFileTimings(): Promise<number[]> {
+  const workspace = realpathSync(mkdtempSync(join('/var/tmp', 'assistant-bench-read-')));
+  writeFileSync(join(workspace, 'README.md'), 'x'.repeat(4096));
+  try {
+    await readWorkspaceFile(workspace, 'README.md');
+    const samples: number[] = [];
+    for (let index = 0; index < EXECUTES; index++) {
+      const started = performance.now();
+      await readWorkspaceFile(workspace, 'README.md');
+      samples.push(performance.now() - started);
+    }
+    return samples.sort((a, b) => a - b);
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
 function analysisTimings(): Map<string, number[]> {
   const workspace = realpathSync(mkdtempSync(join('/var/tmp', 'assistant-bench-risk-')));
   const context = { cwd: workspace, home: '/root', workspaceRoots: [workspace], restrictToWorkspaces: true };
@@ -78,6 +97,7 @@ function analysisTimings(): Map<string, number[]> {
 }
 
 const { sandbox, timings } = await executeRoundTrips();
+const readFile = await readFileTimings();
 const analysis = analysisTimings();
 const allAnalysis = [...analysis.values()].flat().sort((a, b) => a - b);
 const rows = [
@@ -87,6 +107,7 @@ const rows = [
     ([command, samples]) =>
       `| execute \`${command}\` round trip (REST, ${sandbox} sandbox, ${EXECUTES} runs) | ${percentile(samples, 0.5).toFixed(2)} ms | ${percentile(samples, 0.99).toFixed(2)} ms |`,
   ),
+  `| model's read_file tool, 4 KB file (in-process, ${EXECUTES} runs) | ${percentile(readFile, 0.5).toFixed(2)} ms | ${percentile(readFile, 0.99).toFixed(2)} ms |`,
   ...[...analysis.entries()].map(
     ([line, samples]) =>
       `| risk analysis \`${line.replace(/\|/g, '\\|')}\` | ${(percentile(samples, 0.5) * 1000).toFixed(0)} µs | ${(percentile(samples, 0.99) * 1000).toFixed(0)} µs |`,
