@@ -12,8 +12,11 @@ import { attachWebSockets } from './realtime/websocket-gateway.js';
 import { recordAudit } from './core/audit/record-audit.js';
 import type { Store } from './core/db/store.js';
 import { detectSandbox } from './core/sandbox/sandbox-state.js';
-import { serviceFiles } from './core/sandbox/service-files.js';
-import { confineGitCalls } from './core/workspaces/git-client.js';
+import { createEgressPolicy } from './core/sandbox/egress-policy.js';
+import { serviceNames } from './core/sandbox/service-files.js';
+import { confineGitCalls } from './core/workspaces/confined-git.js';
+import { WorkspaceFiles } from './core/workspaces/workspace-files.js';
+import { followWorkspaceRemovals } from './core/workspaces/workspace-removal.js';
 import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
 import { StreamRegistry } from './core/streams/stream-registry.js';
@@ -37,6 +40,7 @@ export interface StartedService extends RunningServer {
 /** Migrates, opens the database, prepares stored state and serves. Used by main.ts and the tests. */
 export async function startService(config: Config, logger: Logger): Promise<StartedService> {
   const startedAt = Date.now();
+  for (const warning of config.warnings) logger.warn(warning);
   const migration = await migrate(config.DATABASE_URL);
   if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
   if (migration.modified.length > 0) {
@@ -48,7 +52,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   await ensureActiveModel(store, config);
   // Redis may be down now: the service starts, and reconnects behind the scenes.
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
-  const cluster = redis ? createCluster(redis, instanceId, { retentionMs: config.STREAM_RETENTION_MS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS }, logger) : undefined;
+  const cluster = redis ? createCluster(redis, instanceId, { retentionMs: config.STREAM_RETENTION_MS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS, secret: config.CLUSTER_SECRET }, logger) : undefined;
   // With other instances on the database, only a dead writer's answers may be closed; asking
   // Redis needs it connected, so start-up waits a moment for that (the periodic job does the rest).
   const writerAlive = cluster ? (writer: string) => cluster.calls.listening(writer) : undefined;
@@ -60,8 +64,15 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   if (config.ENABLE_SYSTEM_COMMANDS && sandbox.mode === 'unavailable') {
     logger.error({ problem: sandbox.problem }, 'system commands are enabled but refused: no working sandbox');
   }
-  const { directory: hiddenDirectory, file: hiddenFile } = serviceFiles(config);
-  confineGitCalls({ confined: sandbox.mode === 'bwrap', hiddenDirectory, hiddenFile });
+  if (sandbox.mode === 'bwrap' && sandbox.limits === 'per-process') {
+    logger.warn('no cgroup can be made here: terminal memory is limited per process (RLIMIT_AS), and the number of processes is not limited');
+  }
+  confineGitCalls({ confined: sandbox.mode === 'bwrap', userNamespace: sandbox.userNamespace });
+  const files = new WorkspaceFiles(sandbox, logger);
+  // The service's own port joins these once it listens: no allow entry may open it to commands.
+  const protectedPorts: number[] = [];
+  const egressPolicy =
+    sandbox.network === 'proxy' ? createEgressPolicy({ allow: config.SANDBOX_NETWORK_ALLOW, protectedPorts, serviceNames: serviceNames(config) }) : undefined;
   const events = new UserEvents(instanceId);
   const terminalHomes = cluster ? publishTerminalHomes(cluster.directory, () => terminals.all()) : undefined;
   const terminals = createTerminalManager(store, config, logger, events, terminalHomes);
@@ -72,6 +83,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   });
   const jobs = config.ENABLE_SCHEDULING
     ? startPeriodicJobs(store, logger, {
+        config,
         auditRetentionDays: config.AUDIT_LOG_RETENTION_DAYS,
         ...(writerAlive ? { closeDeadWritersAnswers: closeAnswersOfDeadWriters(store, instanceId, writerAlive) } : {}),
       })
@@ -117,6 +129,8 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     events,
     terminals,
     sandbox,
+    files,
+    ...(egressPolicy ? { egressPolicy } : {}),
     modelDownloads,
     streams,
     startedAt,
@@ -125,8 +139,10 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     ...(cluster ? { cluster } : {}),
   };
   await cluster?.start(answerCarriedCalls(deps), events);
+  if (cluster) await followWorkspaceRemovals({ ...deps, cluster });
   const app = createApp(deps);
   const running = await listen(app, config.PORT, config.HOST, logger);
+  protectedPorts.push(running.port);
   const sockets = attachWebSockets(running.server, deps, clientIpResolver(app));
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -137,6 +153,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       // Shells go next: an execute waiting on a command then answers at once instead of
       // holding the shutdown, and no process outlives the service.
       terminals.stopAll();
+      files.close();
       await aborting;
       // Pulls end before the database closes, so none records its outcome into a closed store.
       await modelDownloads.stop();

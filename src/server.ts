@@ -38,7 +38,9 @@ export function createApp(deps: AppDeps): Express {
   const routes = buildRouteTable(appRouter, legacyAliases);
   app.use(requestTiming(deps.metrics, routes, Object.keys(appRouter._def.procedures)));
   app.use(hostGuard(config));
-  app.use(refuseTerminalCallers(deps.terminals));
+  // Commands that share the host's network (SANDBOX_NETWORK=host, SANDBOX=none) could call the
+  // API as their user; in their own network namespace they cannot reach it at all (CONTRACT §11).
+  if (deps.sandbox.network === 'host') app.use(refuseTerminalCallers(deps.terminals));
   // Preflights always answer 204; only ALLOWED_ORIGINS get the allow headers (CONTRACT §2, §8).
   const allowedOrigins = new Set(config.ALLOWED_ORIGINS);
   app.use(

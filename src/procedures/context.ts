@@ -12,6 +12,8 @@ import type { ServiceMetrics } from '../core/metrics/service-metrics.js';
 import type { SandboxState } from '../core/sandbox/sandbox-state.js';
 import type { StreamRegistry } from '../core/streams/stream-registry.js';
 import type { TerminalManager } from '../core/terminals/terminal-manager.js';
+import type { EgressPolicy } from '../core/sandbox/egress-policy.js';
+import type { WorkspaceFiles } from '../core/workspaces/workspace-files.js';
 
 /** What every transport shares: built once at start-up. */
 export interface AppDeps {
@@ -32,6 +34,10 @@ export interface AppDeps {
   terminals: TerminalManager;
   /** The sandbox terminal shells run in, decided at start-up. */
   sandbox: SandboxState;
+  /** The model's file tools, run by each workspace's confined helper. */
+  files: WorkspaceFiles;
+  /** What commands may reach through their terminal's egress proxy (SANDBOX_NETWORK=proxy). */
+  egressPolicy?: EgressPolicy;
   /** This instance's Ollama pulls and their progress. */
   modelDownloads: ModelDownloads;
   /** This instance's chat generations, running and recently finished (resumable streams). */

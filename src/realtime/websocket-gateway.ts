@@ -46,7 +46,8 @@ function channelFor(pathname: string): Channel | null {
 export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: IncomingMessage) => string): { close(): void } {
   const { config } = deps;
   const hosts = acceptedHosts(config);
-  const fromTerminal = terminalConnectionCheck(deps.terminals);
+  // Only commands sharing the host's network can reach the service (see server.ts).
+  const fromTerminal = deps.sandbox.network === 'host' ? terminalConnectionCheck(deps.terminals) : () => false;
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.BODY_LIMIT });
   const alive = new WeakMap<WebSocket, boolean>();
 

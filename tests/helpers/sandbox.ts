@@ -1,5 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { describe } from 'vitest';
+import { homedir } from 'node:os';
+import { defaultSandboxLimits } from '../../src/core/sandbox/sandbox-limits.js';
+import type { SandboxState } from '../../src/core/sandbox/sandbox-state.js';
+import type { ShellPlacement } from '../../src/core/terminals/shell-launch.js';
 import { describeOnDatabases, type DatabaseKind } from './databases.js';
 
 // Terminal tests run shells in a real bubblewrap sandbox. CI must run them (it installs
@@ -33,4 +37,19 @@ export function describeOnDatabasesWithSandbox(name: string, body: (kind: Databa
   describe.skipIf(!sandboxAvailable)(name, () => {
     describeOnDatabases(name, body);
   });
+}
+
+/** A bubblewrap sandbox as the service decides it here, without the service: for ShellSession tests. */
+export const bwrapSandbox: SandboxState = {
+  mode: 'bwrap',
+  network: 'none',
+  userNamespace: true,
+  limits: 'per-process',
+  cgroups: null,
+  prlimit: null,
+};
+
+/** A shell placed in one workspace, as createTerminal would place it (no cgroup, no network). */
+export function placementIn(workspace: string): ShellPlacement {
+  return { sandbox: bwrapSandbox, workingDirectory: workspace, writable: [workspace], hidden: [], home: homedir(), environment: {}, limits: defaultSandboxLimits };
 }

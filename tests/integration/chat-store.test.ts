@@ -165,7 +165,7 @@ describeOnDatabases('chat store', (kind) => {
       activeModel: { name: 'qwen', provider: 'ollama' },
       promptSections: [{ type: 'system', content: 'Hi', enabled: true }],
       // Never chose one: the first registered.
-      workspace: { id: first.id, name: 'one', path: '/srv/one', branch: 'main', status: 'clean' },
+      workspace: { id: first.id, name: 'one', path: '/srv/one', branch: 'main', status: 'clean', device: null, inode: null, gitEntries: null },
     });
     await opened.db.userState.update({ where: { userId: 'ann' }, data: { activeWorkspaceId: second.id } });
     const named = await chat.readSetup({ userId: 'ann', conversationId: id, promptOrderId: orderId });

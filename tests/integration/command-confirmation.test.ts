@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { User } from '../../src/core/auth/permissions.js';
@@ -148,20 +148,22 @@ describeOnDatabasesWithSandbox('command confirmation', (kind) => {
     await dev.terminals.delete({ terminalId });
   });
 
-  it('analyses a confirmed command again in the shell as it is now', async () => {
+  it('runs a confirmed command in the folder it was shown in, wherever the shell moved since (CONTRACT §11)', async () => {
     const id = await open();
-    mkdirSync(join(workspace.path, 'deep', 'er'), { recursive: true });
+    mkdirSync(join(workspace.path, 'deep', 'er', 'inner'), { recursive: true });
+    writeFileSync(join(workspace.path, 'deep', 'keep.txt'), 'keep');
     await execute(id, 'cd deep/er');
     // Held as high here: it removes the contents of deep/er …
     const held = await execute(id, 'rm -r ./*');
     expect(held.status).toBe(202);
-    // … but after the shell moves to the workspace's parent, the same line would remove outside it.
+    // … and the shell moves to the workspace's parent, where the same line would remove outside it.
     const moved = await execute(id, 'cd ../../..');
     expect(moved.status).toBe(202);
     expect((await confirm(moved.body.commandId as string, true)).body.executed).toBe(true);
-    expectEnvelope(await confirm(held.body.commandId, true), 403, 'SECURITY_VIOLATION');
-    expect(existsSync(join(workspace.path, 'deep', 'er'))).toBe(true);
-    const row = await svc.service.deps.store.db.pendingCommand.findUnique({ where: { id: held.body.commandId } });
-    expect(row?.status).toBe('refused');
+    const confirmed = await confirm(held.body.commandId, true);
+    expect(confirmed.body, confirmed.text).toMatchObject({ executed: true, exitCode: 0 });
+    expect(existsSync(join(workspace.path, 'deep', 'er', 'inner'))).toBe(false);
+    expect(readFileSync(join(workspace.path, 'deep', 'keep.txt'), 'utf8')).toBe('keep');
+    expect((await execute(id, 'pwd')).body.output).toBe(join(workspace.path, 'deep', 'er'));
   });
 });

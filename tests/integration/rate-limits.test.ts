@@ -111,7 +111,7 @@ describe('rate limits in one instance', () => {
 describe.runIf(redisAvailable)('rate limits shared through Redis', () => {
   it.runIf(postgresAvailable)('two instances on one PostgreSQL database and one Redis split one limit', async () => {
     const prefix = freshRedisPrefix();
-    const env = { ...limits, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix };
+    const env = { ...limits, REDIS_URL: redisUrl, CLUSTER_SECRET: 'rate-limits-test-cluster-secret', REDIS_KEY_PREFIX: prefix };
     await using first = await startTestService('postgresql', env);
     await using second = await startTestService('postgresql', env, first.database);
     const chat = (svc: TestService) => svc.request('POST', '/api/message', { json: {} });
@@ -123,7 +123,7 @@ describe.runIf(redisAvailable)('rate limits shared through Redis', () => {
 
   it('Redis unreachable: the service starts, requests pass unlimited, and the status says degraded', async () => {
     const down = (await closedOrigin()).replace('http:', 'redis:');
-    await using service = await startTestService('sqlite', { ...limits, REDIS_URL: down });
+    await using service = await startTestService('sqlite', { ...limits, REDIS_URL: down, CLUSTER_SECRET: 'rate-limits-test-cluster-secret' });
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await service.request('POST', '/api/model/switch', { json: {} })).status);
     expect(statuses).toEqual([400, 400, 400, 400]);

@@ -6,14 +6,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { shellLaunch } from '../../src/core/terminals/shell-launch.js';
 import { ShellSession } from '../../src/core/terminals/shell-session.js';
 import { initRepository, makeFolder, type Folder } from '../helpers/fixture-folders.js';
-import { describeWithSandbox } from '../helpers/sandbox.js';
+import { describeWithSandbox, placementIn } from '../helpers/sandbox.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
-// What the sandbox guarantees even for commands the risk analysis lets through (CONTRACT §4):
-// each probe is a script file, which the analysis rates medium and runs at once, so only the
-// sandbox stands between it and the host.
-
-const sandboxed = { mode: 'bwrap', network: true } as const;
+// What the sandbox guarantees even for commands the risk analysis lets through (CONTRACT §4,
+// §11): each probe is a script file, which the analysis rates medium and runs at once, so only
+// the sandbox stands between it and the host. The attacks of §11 are in confinement-attacks.test.ts.
 
 describeWithSandbox('sandbox', () => {
   let svc: TestService;
@@ -48,8 +46,13 @@ describeWithSandbox('sandbox', () => {
     return res.body.output as string;
   };
 
-  it('is named by /api/status', async () => {
-    expect((await svc.request('GET', '/api/status')).body).toMatchObject({ sandbox: 'bwrap', systemCommands: true });
+  it('is named by /api/status, with its network and how its limits hold', async () => {
+    expect((await svc.request('GET', '/api/status')).body).toMatchObject({
+      sandbox: 'bwrap',
+      sandboxNetwork: 'proxy',
+      limits: 'cgroup',
+      systemCommands: true,
+    });
   });
 
   it('keeps a script that writes outside the workspaces from doing so', async () => {
@@ -105,7 +108,7 @@ describeWithSandbox('sandbox', () => {
 
   it("masks the service's database folder and its user's home, whatever HOME the terminal is given", async () => {
     expect(readdirSync(homedir()).length).toBeGreaterThan(0);
-    workspace.file('peek.sh', `#!/bin/bash\nls -A ${data.path} | wc -l; ls -A ${homedir()} | grep -v '^.gitconfig$' | wc -l\n`, 0o755);
+    workspace.file('peek.sh', `#!/bin/bash\nls -A ${data.path} 2>/dev/null | wc -l; ls -A ${homedir()} 2>/dev/null | grep -v '^.gitconfig$' | wc -l\n`, 0o755);
     for (const environment of [{}, { HOME: '/nonexistent' }, { HOME: outside.path }]) {
       const res = await svc.request('POST', '/api/terminals', { json: { environment } });
       const terminal = res.body.terminalId as string;
@@ -143,12 +146,10 @@ describeWithSandbox('sandbox', () => {
     await svc.request('DELETE', `/api/workspaces/${added.body.workspaceId as string}`);
   });
 
-  it("refuses requests from inside a terminal: a command cannot confirm another's hold", async () => {
+  it('cannot reach the service at all: the connection itself fails, so no command can confirm another', async () => {
     const port = new URL(svc.url).port;
-    const request = (path: string) =>
-      `exec 3<>/dev/tcp/127.0.0.1/${port}; printf 'GET ${path} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' >&3; head -1 <&3`;
-    expect(await runScript('api.sh', request('/api/security/pending'))).toMatch(/^HTTP\/1\.1 403/);
-    expect(await runScript('api2.sh', request('/api/status'))).toMatch(/^HTTP\/1\.1 403/);
+    const output = await runScript('api.sh', `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused`);
+    expect(output).toBe('refused');
     expect((await svc.request('GET', '/api/security/pending')).status).toBe(200);
   });
 
@@ -164,33 +165,53 @@ describeWithSandbox('sandbox', () => {
     await svc.request('DELETE', `/api/workspaces/${added.body.workspaceId as string}`);
   });
 
-  it('reaches the network by default', async () => {
-    const port = new URL(svc.url).port;
-    const output = await runScript('net.sh', `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused`);
-    expect(output).toBe('connected');
+  it('has its own network by default: only loopback, and the proxy variables pointing at the bridge inside', async () => {
+    // /proc/net follows the shell's network namespace (/sys would show the host's).
+    const output = await runScript('net.sh', ["tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", 'echo "$HTTPS_PROXY $http_proxy $ALL_PROXY ${NO_PROXY-unset}"'].join('\n'));
+    expect(output).toBe('lo\nhttp://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 unset');
   });
 });
 
 describeWithSandbox('sandbox without network', () => {
-  it('cuts the network with SANDBOX_NETWORK=false', async () => {
+  it('cuts the network with SANDBOX_NETWORK=none (and the old spelling false)', async () => {
+    for (const setting of ['none', 'false']) {
+      using workspace = makeFolder();
+      await using svc = await startTestService('sqlite', { ENABLE_SYSTEM_COMMANDS: 'true', SANDBOX_NETWORK: setting });
+      expect((await svc.request('GET', '/api/status')).body.sandboxNetwork).toBe('none');
+      await svc.request('POST', '/api/workspaces/add', { json: { name: 'offline', path: workspace.path } });
+      const terminalId = (await svc.request('POST', '/api/terminals', { json: {} })).body.terminalId as string;
+      const port = new URL(svc.url).port;
+      workspace.file(
+        'net.sh',
+        `#!/bin/bash\n(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused\ntail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '\necho "\${HTTPS_PROXY-none}"\n`,
+        0o755,
+      );
+      const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: './net.sh' } });
+      expect(res.body.output, res.text).toBe('refused\nlo\nnone');
+    }
+  });
+});
+
+describeWithSandbox("sandbox on the host's network", () => {
+  it('with SANDBOX_NETWORK=host still refuses requests from inside a terminal (403)', async () => {
     using workspace = makeFolder();
-    await using svc = await startTestService('sqlite', { ENABLE_SYSTEM_COMMANDS: 'true', SANDBOX_NETWORK: 'false' });
-    await svc.request('POST', '/api/workspaces/add', { json: { name: 'offline', path: workspace.path } });
+    await using svc = await startTestService('sqlite', { ENABLE_SYSTEM_COMMANDS: 'true', SANDBOX_NETWORK: 'host' });
+    await svc.request('POST', '/api/workspaces/add', { json: { name: 'shared', path: workspace.path } });
     const terminalId = (await svc.request('POST', '/api/terminals', { json: {} })).body.terminalId as string;
     const port = new URL(svc.url).port;
-    // /proc/net follows the shell's network namespace (/sys would show the host's).
-    workspace.file('net.sh', `#!/bin/bash\n(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused\ntail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '\n`, 0o755);
-    const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: './net.sh' } });
-    expect(res.body.output).toBe('refused\nlo');
+    const request = (path: string) =>
+      `exec 3<>/dev/tcp/127.0.0.1/${port}; printf 'GET ${path} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' >&3; head -1 <&3`;
+    workspace.file('api.sh', `#!/bin/bash\n${request('/api/security/pending')}\n`, 0o755);
+    const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: './api.sh' } });
+    expect(res.body.output, res.text).toMatch(/^HTTP\/1\.1 403/);
+    expect((await svc.request('GET', '/api/security/pending')).status).toBe(200);
   });
 });
 
 describeWithSandbox('sandboxed shell', () => {
   it('has job control and follows a resize', async () => {
     using workspace = makeFolder();
-    const shell = await ShellSession.start(
-      shellLaunch({ sandbox: sandboxed, workingDirectory: workspace.path, writable: [workspace.path], hidden: [], home: homedir(), environment: {} }),
-    );
+    const shell = await ShellSession.start(shellLaunch(placementIn(workspace.path)));
     try {
       const run = async (command: string) => (await shell.execute(command).finished).output;
       expect(await run('sleep 30 & jobs')).toMatch(/^\[1\] \d+\n\[1\]\+\s+Running\s+sleep 30 &$/);
@@ -212,9 +233,7 @@ describeWithSandbox('sandboxed shell', () => {
 describeWithSandbox('interrupting a shell', () => {
   it('stops the command however soon the interrupt follows it, whatever runs in the foreground', async () => {
     using workspace = makeFolder();
-    const shell = await ShellSession.start(
-      shellLaunch({ sandbox: sandboxed, workingDirectory: workspace.path, writable: [workspace.path], hidden: [], home: homedir(), environment: {} }),
-    );
+    const shell = await ShellSession.start(shellLaunch(placementIn(workspace.path)));
     // A job, bash itself in a loop, a list that must stop after its first part, a pipeline, a
     // subshell and a nested shell. Interrupting at once hits every race between bash reading
     // the line, forking and exec'ing the program.
@@ -242,21 +261,25 @@ describeWithSandbox('interrupting a shell', () => {
 });
 
 describeWithSandbox('sandbox with WORKSPACE_RESTRICTION_ENABLED=false', () => {
-  it("makes the terminal's own folder writable, but never / or the system's and the service's folders", async () => {
+  it("makes the terminal's own folder writable, but never / or the system's and the service's folders, which it sees empty", async () => {
     using anywhere = makeFolder();
     const probe = `probe-${Date.now()}`;
     await using svc = await startTestService('sqlite', { ENABLE_SYSTEM_COMMANDS: 'true', WORKSPACE_RESTRICTION_ENABLED: 'false' });
-    const write = async (workingDirectory: string, target: string) => {
-      const terminalId = (await svc.request('POST', '/api/terminals', { json: { workingDirectory } })).body.terminalId as string;
-      anywhere.file('write.sh', `#!/bin/bash\n{ echo x > ${target}; } 2>/dev/null; echo $?\n`, 0o755);
-      const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: `bash ${anywhere.path}/write.sh` } });
+    const run = async (workingDirectory: string, command: string) => {
+      const created = await svc.request('POST', '/api/terminals', { json: { workingDirectory } });
+      expect(created.status, created.text).toBe(200);
+      const terminalId = created.body.terminalId as string;
+      const res = await svc.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command } });
       await svc.request('DELETE', `/api/terminals/${terminalId}`);
       return res.body.output as string;
     };
+    const write = (workingDirectory: string, target: string) => run(workingDirectory, `bash -c '{ echo x > ${target}; } 2>/dev/null; echo $?'`);
     expect(await write(anywhere.path, join(anywhere.path, probe))).toBe('0');
     expect(await write('/', join(anywhere.path, `${probe}-root`))).toBe('1');
     expect(await write('/var', join(anywhere.path, `${probe}-var`))).toBe('1');
     expect(existsSync(join(anywhere.path, probe))).toBe(true);
     expect(existsSync(join(anywhere.path, `${probe}-root`))).toBe(false);
+    // The service's own folder is a start folder like any other, but it is empty inside.
+    expect(await run(process.cwd(), 'pwd; ls -A | wc -l')).toBe(`${process.cwd()}\n0`);
   });
 });

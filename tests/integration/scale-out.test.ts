@@ -27,7 +27,13 @@ describe.runIf(redisAvailable && postgresAvailable && sandboxAvailable)('two ins
   beforeAll(async () => {
     ollama = await startFakeOllama();
     workspace = makeFolder();
-    env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: freshRedisPrefix(), OLLAMA_BASE_URL: ollama.url, ENABLE_SYSTEM_COMMANDS: 'true' };
+    env = {
+      REDIS_URL: redisUrl,
+      CLUSTER_SECRET: 'scale-out-test-cluster-secret',
+      REDIS_KEY_PREFIX: freshRedisPrefix(),
+      OLLAMA_BASE_URL: ollama.url,
+      ENABLE_SYSTEM_COMMANDS: 'true',
+    };
     first = await startTestService('postgresql', env);
     second = await startTestService('postgresql', env, first.database);
     expect((await first.request('POST', '/api/workspaces/add', { json: { name: 'shared', path: workspace.path } })).status).toBe(200);

@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { shellLaunch } from '../../src/core/terminals/shell-launch.js';
 import { ShellSession } from '../../src/core/terminals/shell-session.js';
 import { makeFolder, type Folder } from '../helpers/fixture-folders.js';
-import { describeWithSandbox } from '../helpers/sandbox.js';
+import { describeWithSandbox, placementIn } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // Keystrokes sent to a terminal's programs are data, never a command of the terminal's bash
@@ -28,7 +27,7 @@ describeWithSandbox('keystrokes never become commands', () => {
   async function start(): Promise<void> {
     workspace = makeFolder();
     shell = await ShellSession.start(
-      shellLaunch({ sandbox: { mode: 'bwrap', network: false }, workingDirectory: workspace.path, writable: [workspace.path], hidden: [], home: homedir(), environment: {} }),
+      shellLaunch(placementIn(workspace.path)),
     );
   }
 

@@ -225,14 +225,16 @@ describeOnDatabases('workspaces', (kind) => {
     expect(stored?.refreshedAt).toBeInstanceOf(Date);
   });
 
-  it('a subdirectory of a repository is Git; a detached HEAD reports "HEAD"; a .git directory is not_git', async () => {
+  it('a subdirectory of a repository is error (its .git lies outside, CONTRACT §11); a detached HEAD reports "HEAD"; a .git folder is refused', async () => {
     const repo = newRepo(fresh('parent'));
     commitFile(repo, 'pkg/index.ts', 'export {};\n', 'pkg');
-    expect(await add(join(repo, 'pkg'), 'sub')).toMatchObject({ status: 'clean', branch: 'main' });
+    expect(await add(join(repo, 'pkg'), 'sub')).toMatchObject({ status: 'error', branch: '' });
     const detached = newRepo(fresh('detached'));
     git(detached, 'checkout', '-q', '--detach', 'HEAD');
     expect(await add(detached, 'detached')).toMatchObject({ status: 'clean', branch: 'HEAD' });
-    expect(await add(join(newRepo(fresh('inner-git')), '.git'), 'git dir')).toMatchObject({ status: 'not_git', branch: '' });
+    const gitDir = join(newRepo(fresh('inner-git')), '.git');
+    const refused = await svc.request('POST', '/api/workspaces/add', { json: { name: 'git dir', path: gitDir } });
+    expect(expectEnvelope(refused, 400, 'WORKSPACE_ERROR').message).toMatch(/\.git folder/);
   });
 
   it('a vanished path is listed as missing without a refresh; refresh and refresh-all report missing and error, never fail', async () => {
@@ -466,7 +468,7 @@ describeOnDatabases('workspaces', (kind) => {
 
   it("describeActiveWorkspace gives the chat engine the caller's workspace with its sorted top-level entries", async () => {
     await using own = await startTestService(kind, { RATE_LIMIT_ENABLED: 'false' });
-    const store = own.service.deps.store;
+    const store = own.service.deps;
     expect(await describeActiveWorkspace(store, 'local')).toBeNull();
     const repo = newRepo(fresh('described'));
     const workspace = await add(repo, 'described', own);

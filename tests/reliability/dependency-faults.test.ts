@@ -95,6 +95,7 @@ describe.skipIf(!redisAvailable)('Redis cut under load', () => {
     await using proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
     await using svc = await startTestService('sqlite', {
       REDIS_URL: `redis://${proxy.address}`,
+      CLUSTER_SECRET: 'dependency-faults-test-cluster-secret',
       REDIS_KEY_PREFIX: freshRedisPrefix(),
       RATE_LIMIT_ENABLED: 'true',
       API_RATE_LIMIT: '100000',

@@ -3,11 +3,17 @@ import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/core/errors/app-error.js';
-import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from '../../src/core/workspaces/workspace-files.js';
+import {
+  FileToolError,
+  listFiles as listWorkspaceFiles,
+  readFile as readWorkspaceFile,
+  writeFile as writeWorkspaceFile,
+} from '../../src/core/workspaces/file-helper/file-operations.mjs';
 
-// The chat engine's file helpers must never reach outside the workspace root: not with `..`, not
-// with an absolute path, not through a symbolic link, not through a link swapped in mid-call.
+// The file operations the workspace's file helper runs answer honest mistakes clearly: not with
+// `..`, not with an absolute path, not through a symbolic link, not through a link swapped in
+// mid-call. (What holds against a race that wins is the helper's sandbox:
+// tests/integration/confinement-attacks.test.ts.)
 
 let base: string;
 let root: string;
@@ -30,7 +36,7 @@ afterEach(() => {
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(() => null, (thrown: unknown) => thrown);
-  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`);
+  if (!(error instanceof FileToolError)) throw new Error(`expected a FileToolError, got ${String(error)}`);
   return error.code;
 }
 
@@ -98,7 +104,7 @@ describe('confinement', () => {
       for (let attempt = 0; attempt < 2000 && !(outcomes.get('refused-link') ?? 0); attempt++) {
         const outcome = await writeWorkspaceFile(root, 'flip.txt', 'overwritten').then(
           () => 'written',
-          (error: unknown) => (error instanceof AppError && /Refusing to follow/.test(error.message) ? 'refused-link' : error instanceof AppError ? error.code : `crash ${String(error)}`),
+          (error: unknown) => (error instanceof FileToolError && /Refusing to follow/.test(error.message) ? 'refused-link' : error instanceof FileToolError ? error.code : `crash ${String(error)}`),
         );
         outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
       }

@@ -1,9 +1,10 @@
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors/app-error.js';
 import { isSystemPath, resolveWorkspacePath } from '../../src/core/workspaces/workspace-path.js';
+import { registrationProblem } from '../../src/core/workspaces/workspace-rules.js';
 
 // Which directories may become a workspace (CONTRACT §1 WORKSPACE_ALLOWED_ROOTS, §2 WORKSPACE_ERROR).
 
@@ -18,8 +19,14 @@ afterEach(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
+/** The settings the rules read: a database outside the test's folders, and the allowed roots. */
+const settings = (roots: string[] = [], databaseUrl = 'file:/var/tmp/workspace-path-test-data/assistant.db') => ({
+  DATABASE_URL: databaseUrl,
+  WORKSPACE_ALLOWED_ROOTS: roots,
+});
+
 async function refusal(path: string, roots: string[] = []): Promise<string> {
-  const error = await resolveWorkspacePath(path, roots).then(() => null, (thrown: unknown) => thrown);
+  const error = await resolveWorkspacePath(path, settings(roots)).then(() => null, (thrown: unknown) => thrown);
   if (!(error instanceof AppError) || error.code !== 'WORKSPACE_ERROR') throw new Error(`expected WORKSPACE_ERROR for ${path}, got ${String(error)}`);
   return error.message;
 }
@@ -27,9 +34,9 @@ async function refusal(path: string, roots: string[] = []): Promise<string> {
 describe('resolveWorkspacePath', () => {
   it('returns the real path of an existing directory, whatever the spelling', async () => {
     symlinkSync(join(base, 'project'), join(base, 'alias'));
-    expect(await resolveWorkspacePath(join(base, 'project'), [])).toBe(join(base, 'project'));
-    expect(await resolveWorkspacePath(join(base, 'alias'), [])).toBe(join(base, 'project'));
-    expect(await resolveWorkspacePath(`${base}/project/../project/`, [])).toBe(join(base, 'project'));
+    expect(await resolveWorkspacePath(join(base, 'project'), settings([]))).toBe(join(base, 'project'));
+    expect(await resolveWorkspacePath(join(base, 'alias'), settings([]))).toBe(join(base, 'project'));
+    expect(await resolveWorkspacePath(`${base}/project/../project/`, settings([]))).toBe(join(base, 'project'));
   });
 
   it('names the problem: relative, missing, not a directory', async () => {
@@ -59,8 +66,8 @@ describe('resolveWorkspacePath', () => {
     mkdirSync(join(base, 'allowed', 'inner'), { recursive: true });
     symlinkSync(join(base, 'allowed'), join(base, 'allowed-link'));
     const roots = [join(base, 'allowed-link')];
-    expect(await resolveWorkspacePath(join(base, 'allowed'), roots)).toBe(join(base, 'allowed'));
-    expect(await resolveWorkspacePath(join(base, 'allowed', 'inner'), roots)).toBe(join(base, 'allowed', 'inner'));
+    expect(await resolveWorkspacePath(join(base, 'allowed'), settings(roots))).toBe(join(base, 'allowed'));
+    expect(await resolveWorkspacePath(join(base, 'allowed', 'inner'), settings(roots))).toBe(join(base, 'allowed', 'inner'));
     expect(await refusal(join(base, 'project'), roots)).toMatch(/WORKSPACE_ALLOWED_ROOTS/);
     // A sibling whose name merely starts with the root's is not below it.
     mkdirSync(join(base, 'allowed-2'));
@@ -79,3 +86,54 @@ describe('resolveWorkspacePath', () => {
     }
   });
 });
+
+describe('CONTRACT §11 registration rules', () => {
+  it("refuses the service's own folder, its data folder and its .env, what lies inside them and what holds them", async () => {
+    const data = join(base, 'service-data');
+    mkdirSync(join(data, 'inner'), { recursive: true });
+    writeFileSync(join(data, 'assistant.db'), '');
+    const own = settings([], `file:${join(data, 'assistant.db')}`);
+    for (const path of [data, join(data, 'inner'), base]) {
+      const error = await resolveWorkspacePath(path, own).then(() => null, (thrown: unknown) => thrown);
+      expect(error instanceof AppError && error.code === 'WORKSPACE_ERROR' ? error.message : String(error), path).toMatch(/commands must not reach/);
+    }
+    // The installation (this checkout) and the working directory: the service's code would be
+    // writable, and code planted in dist/ runs as the service at its next start.
+    for (const path of [process.cwd(), join(process.cwd(), 'src'), join(process.cwd(), 'node_modules')]) {
+      expect(await refusal(path), path).toMatch(/commands must not reach/);
+    }
+    // A sibling of the data folder is an ordinary folder.
+    expect(await resolveWorkspacePath(join(base, 'project'), own)).toBe(join(base, 'project'));
+  });
+
+  it('refuses /root, /run, /var/lib and the folders that hold them', async () => {
+    for (const path of ['/root', '/run', '/var/lib', '/var', '/var/lib/postgresql'].filter((candidate) => existsSyncSafe(candidate))) {
+      expect(await refusal(path), path).toMatch(/commands must not reach/);
+    }
+  });
+
+  it("refuses the service user's home and what holds it, and its hidden folders; a project below home is fine", () => {
+    const paths = { guarded: ['/srv/assistant'], home: '/home/alice' };
+    expect(registrationProblem('/home/alice', paths)).toMatch(/home/);
+    expect(registrationProblem('/home', paths)).toMatch(/home/);
+    expect(registrationProblem('/home/alice/.ssh', paths)).toMatch(/hidden folder/);
+    expect(registrationProblem('/home/alice/.config/app', paths)).toMatch(/hidden folder/);
+    expect(registrationProblem('/home/alice/projects/app', paths)).toBeNull();
+    expect(registrationProblem('/home/alice/projects/.hidden-project', paths)).toBeNull();
+    expect(registrationProblem('/home/bob', paths)).toBeNull();
+    expect(registrationProblem('/srv', paths)).toMatch(/holds \/srv\/assistant/);
+    expect(registrationProblem('/srv/assistant/dist', paths)).toMatch(/lies inside/);
+    expect(registrationProblem('/', paths)).toMatch(/root folder/);
+    expect(registrationProblem('/lib64', paths)).toMatch(/system folder/);
+    expect(registrationProblem('/srv/repo/.git', paths)).toMatch(/\.git folder/);
+    expect(registrationProblem('/srv/repo/.git/hooks', paths)).toMatch(/\.git folder/);
+  });
+});
+
+function existsSyncSafe(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -35,7 +35,7 @@ import {
 
 const conversationJson = (alias: string) =>
   `json_build_object('id', ${alias}.id, 'ownerId', ${alias}."ownerId", 'title', ${alias}.title, 'messageCount', ${alias}."messageCount")`;
-const workspaceJson = `json_build_object('id', w.id, 'name', w.name, 'path', w.path, 'branch', w.branch, 'status', w.status)`;
+const workspaceJson = `json_build_object('id', w.id, 'name', w.name, 'path', w.path, 'branch', w.branch, 'status', w.status, 'device', w.device, 'inode', w.inode, 'gitEntries', w."gitEntries")`;
 
 /** The active workspace (the chosen one, else the first registered) of the user whose state is in `state`. */
 const activeWorkspace = `COALESCE(

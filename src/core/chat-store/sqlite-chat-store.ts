@@ -45,7 +45,7 @@ function timestamp(date = new Date()): string {
 const noAnswerColumns = { toolCalls: null, model: null, provider: null, finishReason: null, usage: null, writer: null };
 
 const conversationColumns = `id, "ownerId", title, "messageCount"`;
-const workspaceColumns = `id, name, path, branch, status`;
+const workspaceColumns = `id, name, path, branch, status, device, inode, "gitEntries"`;
 
 /** A Message row as Prisma stores it on SQLite (JSON as text, booleans as 0/1). */
 interface MessageRow {

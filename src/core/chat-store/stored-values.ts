@@ -48,7 +48,7 @@ export function conversationHeadOf(row: ConversationRow | undefined | null): Con
 
 export function workspaceRefOf(row: WorkspaceRef | undefined | null): WorkspaceRef | null {
   if (!row) return null;
-  return { id: row.id, name: row.name, path: row.path, branch: row.branch, status: row.status };
+  return { id: row.id, name: row.name, path: row.path, branch: row.branch, status: row.status, device: row.device ?? null, inode: row.inode ?? null, gitEntries: row.gitEntries ?? null };
 }
 
 /** The metadata keys an answer writes on its conversation: only names, never a key. */

@@ -5,8 +5,9 @@ import type { CommandDeps } from '../commands/command-deps.js';
 import { executeCommand } from '../commands/execute-command.js';
 import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../logger.js';
+import type { WorkspaceRef } from '../workspaces/active-workspace.js';
 import { readGitState } from '../workspaces/git-state.js';
-import { listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from '../workspaces/workspace-files.js';
+import { checkWorkspace } from '../workspaces/workspace-integrity.js';
 import { agentTerminalFor } from './agent-terminal.js';
 import { abortedToolResult, defineTool, type ChatTool } from './chat-tool.js';
 
@@ -16,8 +17,19 @@ export type ChatMode = (typeof chatModes)[number];
 export interface ToolContext {
   deps: CommandDeps & { logger: Logger };
   actor: Actor;
-  /** The real path of the caller's active workspace; every tool acts inside it. */
-  workspaceRoot: string;
+  /** The caller's active workspace; every tool acts inside it, and only while it is intact. */
+  workspace: WorkspaceRef;
+}
+
+/**
+ * The workspace's folder, once it has been checked to be still the registered one (CONTRACT
+ * §11: same directory, allowed, its Git metadata untampered); otherwise the tool is refused.
+ */
+async function intactRoot(context: ToolContext): Promise<string> {
+  const { store, config } = context.deps;
+  const check = await checkWorkspace(store, config, context.workspace);
+  if (!check.ok) throw new AppError('WORKSPACE_ERROR', `The workspace cannot be used: ${check.reason}`, { details: { status: check.status } });
+  return context.workspace.path;
 }
 
 /** A tool's failure goes back to the model as its result; the generation carries on (CONTRACT §6). */
@@ -40,33 +52,34 @@ const writeInput = z.object({ path: relativePath, content: z.string().max(1_000_
 const commandInput = z.object({ command: z.string().min(1).max(100_000) });
 
 function readOnlyTools(context: ToolContext, fileTools: boolean): ChatTool[] {
-  const root = context.workspaceRoot;
+  const { deps, workspace } = context;
   const tools = [
     defineTool('git_status', 'Branch, status (clean/dirty), changed-file counts and ahead/behind of the workspace', noInput, () =>
-      settle(() => readGitState(root), context, 'git_status'),
+      settle(() => readGitState(deps.store, deps.config, workspace), context, 'git_status'),
     ),
   ];
   if (!fileTools) return tools;
   tools.push(
     defineTool('list_files', 'List the entries of a directory of the workspace', listInput, ({ path }) =>
-      settle(() => listWorkspaceFiles(root, path, { maxEntries: 500 }), context, 'list_files'),
+      settle(async () => deps.files.list(await intactRoot(context), path, { maxEntries: 500 }), context, 'list_files'),
     ),
     defineTool('read_file', 'Read a text file of the workspace (at most 256 KB)', readInput, ({ path }) =>
-      settle(() => readWorkspaceFile(root, path), context, 'read_file'),
+      settle(async () => deps.files.read(await intactRoot(context), path), context, 'read_file'),
     ),
   );
   return tools;
 }
 
 function writingTools(context: ToolContext, fileTools: boolean, systemCommands: boolean): ChatTool[] {
-  const { deps, actor, workspaceRoot: root } = context;
+  const { deps, actor } = context;
   const tools: ChatTool[] = [];
   if (fileTools) {
     tools.push(
       defineTool('write_file', 'Write a text file of the workspace, creating missing directories', writeInput, ({ path, content }) =>
         settle(
           async () => {
-            const written = await writeWorkspaceFile(root, path, content);
+            const root = await intactRoot(context);
+            const written = await deps.files.write(root, path, content);
             await recordAudit(deps.store, {
               type: 'workspace',
               userId: actor.user.id,
@@ -91,7 +104,7 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
           settle(
             async () => {
               if (signal.aborted) return abortedToolResult;
-              const terminal = await agentTerminalFor(deps, actor, root);
+              const terminal = await agentTerminalFor(deps, actor, await intactRoot(context));
               // Stopping the answer stops its command too: not sent if it has not been yet
               // (executeCommand), Ctrl-C if it runs.
               const interrupt = () => {

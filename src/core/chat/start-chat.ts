@@ -58,11 +58,11 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
     });
     // Deleted between the read and the write.
     if (!recorded) throw AppError.notFound('Conversation');
-    const workspace = await describeWorkspace(request.setup.workspace);
-    const tools = toolsForMode(
-      request.mode,
-      workspace && workspace.status !== 'missing' ? { deps, actor: request.actor, workspaceRoot: workspace.path } : null,
-    );
+    const active = request.setup.workspace;
+    const workspace = await describeWorkspace(deps, active);
+    // A missing or tampered workspace (CONTRACT §11) gets no tools: nothing runs in it.
+    const usable = active !== null && workspace !== null && workspace.status !== 'missing' && workspace.status !== 'error';
+    const tools = toolsForMode(request.mode, usable ? { deps, actor: request.actor, workspace: active } : null);
     const messages: ChatMessage[] = [...toChatMessages(recorded.history, tools.length > 0), { role: 'user', content: request.message }];
     return {
       userId,

@@ -3,6 +3,7 @@ import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient, RedisConnection } from '../redis/redis-connection.js';
 import { withTimeout } from '../redis/redis-timeout.js';
+import type { ClusterSignature } from './cluster-signature.js';
 
 export type BusListener = (message: unknown) => void;
 
@@ -11,6 +12,10 @@ export type BusListener = (message: unknown) => void;
  * the shared connection; listening needs a connection of its own (a subscribed Redis connection
  * accepts no other commands), which node-redis re-subscribes after a reconnect. Messages are
  * superjson, so dates and sets survive the trip. Channel names get REDIS_KEY_PREFIX.
+ *
+ * This is the one place messages enter and leave Redis, so it is where they are sealed and
+ * checked (CONTRACT §11 "Instances"): a message not sealed with CLUSTER_SECRET for the channel it
+ * arrived on, recently and for the first time, reaches no listener.
  */
 export class ClusterBus {
   private readonly subscriber: RedisClient;
@@ -22,6 +27,7 @@ export class ClusterBus {
   constructor(
     private readonly redis: RedisConnection,
     private readonly logger: Logger,
+    private readonly signature: ClusterSignature,
   ) {
     this.subscriber = redis.client.duplicate();
     // Errors are the main connection's to report (it reconnects in step); without a listener
@@ -42,7 +48,8 @@ export class ClusterBus {
 
   /** The number of instances that received it (0: nobody listens on that channel now). */
   async publish(channel: string, message: unknown): Promise<number> {
-    return withTimeout(this.redis.client.publish(this.redis.keyPrefix + channel, superjson.stringify(message)));
+    const name = this.redis.keyPrefix + channel;
+    return withTimeout(this.redis.client.publish(name, this.signature.seal(name, superjson.stringify(message))));
   }
 
   /** How many connections listen on the channel: an instance's own channel tells whether it lives. */
@@ -96,9 +103,15 @@ export class ClusterBus {
   }
 
   private deliver(channel: string, raw: string): void {
+    const opened = this.signature.open(this.redis.keyPrefix + channel, raw);
+    if (!opened.ok) {
+      // Without the message: it may be an attacker's, and it may carry someone's command.
+      this.logger.warn({ channel, reason: opened.reason }, 'dropped a cluster message not signed by an instance of this deployment');
+      return;
+    }
     let message: unknown;
     try {
-      message = superjson.parse(raw);
+      message = superjson.parse(opened.payload);
     } catch (error) {
       this.logger.warn({ err: error, channel }, 'unreadable message on the cluster bus');
       return;

@@ -4,6 +4,7 @@ import { RemoteStreams } from '../streams/remote-streams.js';
 import { StreamMirror } from '../streams/stream-mirror.js';
 import { ClusterBus } from './cluster-bus.js';
 import { ClusterDirectory } from './cluster-directory.js';
+import { ClusterSignature } from './cluster-signature.js';
 import { RemoteCalls, type RemoteHandler } from './remote-calls.js';
 import type { StampedEvent, UserEvents } from '../events/user-events.js';
 
@@ -36,11 +37,19 @@ interface RelayedUserEvent {
 export function createCluster(
   redis: RedisConnection,
   instanceId: string,
-  options: { retentionMs: number; commandTimeoutMs: number },
+  options: {
+    retentionMs: number;
+    commandTimeoutMs: number;
+    /** CLUSTER_SECRET: signs every message between the instances. */
+    secret: string | undefined;
+  },
   logger: Logger,
 ): Cluster {
-  const { retentionMs } = options;
-  const bus = new ClusterBus(redis, logger);
+  const { retentionMs, secret } = options;
+  // The configuration refuses REDIS_URL without it; a configuration built some other way must
+  // not get an instance that believes whatever is published on Redis.
+  if (secret === undefined) throw new Error('CLUSTER_SECRET is required with REDIS_URL: it signs the calls instances carry for each other');
+  const bus = new ClusterBus(redis, logger, new ClusterSignature(secret));
   // A carried execute waits for its command, which COMMAND_TIMEOUT_MS bounds.
   const calls = new RemoteCalls(bus, instanceId, logger, options.commandTimeoutMs + 30_000);
   const mirror = new StreamMirror(redis, bus, instanceId, retentionMs, logger);

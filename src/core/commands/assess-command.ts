@@ -10,11 +10,14 @@ export interface Assessment {
   workingDirectory: string | null;
 }
 
-/** Risk analysis of a command in the terminal's present state (its real cwd, today's workspaces). */
-export async function assessCommand(store: Store, config: Config, terminal: TerminalSession, command: string): Promise<Assessment> {
+/**
+ * Risk analysis of a command in the terminal's present state (its real cwd, today's workspaces);
+ * `directory` judges it as run from another folder (a confirmation, which runs where it was held).
+ */
+export async function assessCommand(store: Store, config: Config, terminal: TerminalSession, command: string, directory?: string): Promise<Assessment> {
   // The analyser (and its parser) load with the first command, not with the service.
-  const [{ analyzeCommand }, roots] = await Promise.all([import('../security/risk-analysis.js'), workspaceRoots(store)]);
-  const workingDirectory = terminal.currentDirectory();
+  const [{ analyzeCommand }, roots] = await Promise.all([import('../security/risk-analysis.js'), workspaceRoots(store, config)]);
+  const workingDirectory = directory ?? terminal.currentDirectory();
   const verdict = analyzeCommand(command, {
     cwd: workingDirectory,
     home: terminal.home,

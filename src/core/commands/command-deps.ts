@@ -3,7 +3,9 @@ import type { Store } from '../db/store.js';
 import type { UserEvents } from '../events/user-events.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
+import type { EgressPolicy } from '../sandbox/egress-policy.js';
 import type { TerminalManager } from '../terminals/terminal-manager.js';
+import type { WorkspaceFiles } from '../workspaces/workspace-files.js';
 
 /** What the terminal and command functions need; the service's AppDeps provides it. */
 export interface CommandDeps {
@@ -11,6 +13,10 @@ export interface CommandDeps {
   config: Config;
   terminals: TerminalManager;
   sandbox: SandboxState;
+  /** The model's file tools, run by each workspace's confined helper. */
+  files: WorkspaceFiles;
+  /** What commands may reach through their terminal's egress proxy (SANDBOX_NETWORK=proxy). */
+  egressPolicy?: EgressPolicy;
   /** Live pushes to the user's sockets (a held command); absent where nobody listens. */
   events?: UserEvents;
   /** Counts each verdict and each terminal started; absent where nothing is measured. */

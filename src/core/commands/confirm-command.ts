@@ -69,7 +69,7 @@ export async function confirmCommand(
     await audit('confirmed');
     const outcome = await runReserved(deps, actor, terminal, row.command, {
       waitForCompletion: true,
-      confirmation: { commandId: row.id, issuedBy: row.userId },
+      confirmation: { commandId: row.id, issuedBy: row.userId, workingDirectory: row.workingDirectory, heldRisk: row.risk },
     });
     return { executed: true, outcome };
   } catch (error) {

@@ -2,6 +2,7 @@ import { recordAudit } from '../audit/record-audit.js';
 import { AppError } from '../errors/app-error.js';
 import type { CommandVerdict } from '../metrics/service-metrics.js';
 import type { RiskVerdict } from '../security/risk-analysis.js';
+import { riskLevels, riskOrder, type RiskLevel } from '../security/risk-levels.js';
 import type { RunResult, TerminalSession } from '../terminals/terminal-session.js';
 import { assessCommand } from './assess-command.js';
 import type { Actor } from '../auth/actor.js';
@@ -19,13 +20,22 @@ export type ExecuteOutcome =
 
 export interface ExecuteOptions {
   waitForCompletion: boolean;
-  /** Set when a held command is being confirmed: it runs instead of being held again. */
-  confirmation?: { commandId: string; issuedBy: string };
+  /**
+   * Set when a held command is being confirmed: it runs instead of being held again, in the
+   * folder it was judged in, and only if judging it again finds it no worse than when held.
+   */
+  confirmation?: { commandId: string; issuedBy: string; workingDirectory: string; heldRisk: string };
   /**
    * The chat answer a run_command belongs to: once it is aborted the command is not sent (an
    * interrupt cannot stop a command the shell has not received yet).
    */
   signal?: AbortSignal;
+}
+
+function worseThanHeld(now: RiskLevel, held: RiskLevel | undefined): AppError {
+  return new AppError('SECURITY_VIOLATION', `Command refused: judged again it is ${now}, worse than the ${held ?? 'unknown'} risk that was confirmed`, {
+    details: { risk: now, heldRisk: held ?? null, reason: 'risk_changed' },
+  });
 }
 
 function notRunAfterAbort(): AppError {
@@ -53,7 +63,9 @@ export async function runReserved(
 ): Promise<ExecuteOutcome> {
   let sent = false;
   try {
-    const { verdict, workingDirectory } = await assessCommand(deps.store, deps.config, terminal, command);
+    const confirmation = options.confirmation;
+    const heldIn = confirmation?.workingDirectory === '' ? undefined : confirmation?.workingDirectory;
+    const { verdict, workingDirectory } = await assessCommand(deps.store, deps.config, terminal, command, heldIn);
     // Every verdict but a hold is audited here, so this is also where it is counted.
     const audit = (action: CommandVerdict, extra: Record<string, unknown> = {}) => {
       deps.metrics?.commandDecided(verdict.level, action);
@@ -68,7 +80,7 @@ export async function runReserved(
           command: redactCommand(command),
           workingDirectory,
           reasons: verdict.reasons,
-          ...(options.confirmation ?? {}),
+          ...(confirmation ? { commandId: confirmation.commandId, issuedBy: confirmation.issuedBy } : {}),
           ...extra,
         },
       });
@@ -78,6 +90,13 @@ export async function runReserved(
       throw new AppError('SECURITY_VIOLATION', `Command refused: ${verdict.reasons.join('; ')}`, {
         details: { risk: verdict.level, reasons: verdict.reasons },
       });
+    }
+    // CONTRACT §11: what a person confirmed is what runs. Judged again now, a command that has
+    // become worse (a workspace removed, the shell's state changed) is refused, not run.
+    const held = riskLevels.find((level) => level === confirmation?.heldRisk);
+    if (confirmation && (held === undefined || riskOrder(verdict.level, held) > 0)) {
+      await audit('refused', { reason: 'judged worse than when it was held' });
+      throw worseThanHeld(verdict.level, held);
     }
     const stopIfAborted = async () => {
       if (!options.signal?.aborted) return;
@@ -102,6 +121,14 @@ export async function runReserved(
     // Checked again with nothing awaited between here and the send: an abort during the audit
     // write is not lost. The entry above then has an `aborted` one after it.
     await stopIfAborted();
+    // The shell may have moved since the hold: it goes back to the held folder first, and the
+    // kernel's word on where it is decides whether the command is sent.
+    if (heldIn !== undefined && !(await terminal.moveTo(heldIn))) {
+      await audit('refused', { reason: 'the terminal could not return to the folder it was judged in' });
+      throw new AppError('SECURITY_VIOLATION', `Command refused: the terminal could not return to ${heldIn}, where it was judged`, {
+        details: { reason: 'working_directory' },
+      });
+    }
     sent = true;
     const result = await terminal.run(command, {
       timeoutMs: deps.config.COMMAND_TIMEOUT_MS,

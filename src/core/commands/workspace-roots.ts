@@ -1,19 +1,14 @@
-import { realpathSync } from 'node:fs';
+import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
+import { checkWorkspace } from '../workspaces/workspace-integrity.js';
 
 /**
- * The real paths of every registered workspace that still exists. Paths are stored resolved, but
- * a folder may have been replaced by a symlink since, so they are resolved again.
+ * The paths of every registered workspace that is still intact (CONTRACT §11: the same
+ * directory as registered, still allowed): what a terminal binds writable and what the risk
+ * analysis counts as inside. A missing or replaced workspace protects nothing and grants nothing.
  */
-export async function workspaceRoots(store: Store): Promise<string[]> {
-  const rows = await store.db.workspace.findMany({ select: { path: true } });
-  const roots: string[] = [];
-  for (const { path } of rows) {
-    try {
-      roots.push(realpathSync(path));
-    } catch {
-      // A missing workspace protects nothing and grants nothing.
-    }
-  }
-  return roots;
+export async function workspaceRoots(store: Store, config: Pick<Config, 'DATABASE_URL'>): Promise<string[]> {
+  const rows = await store.db.workspace.findMany({ select: { id: true, path: true, device: true, inode: true, gitEntries: true } });
+  const checks = await Promise.all(rows.map((row) => checkWorkspace(store, config, row)));
+  return rows.filter((_, index) => checks[index]?.ok === true).map((row) => row.path);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseEgressAllowList } from '../sandbox/egress-policy.js';
 
 // Every setting of CONTRACT §1, read from the environment (and `.env`). Parsers accept the
 // spellings people type in shells ("true", "1", "512kb") and say what they expected otherwise.
@@ -93,6 +94,41 @@ const list = z
       .filter((item) => item.length > 0),
   );
 
+/**
+ * SANDBOX_NETWORK (CONTRACT §11): `proxy`, `none` or `host`. The old boolean spellings still
+ * start the service, but `true` now means the filtering proxy, not the host's network, which
+ * load-config.ts says in a warning.
+ */
+const sandboxNetwork = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .optional()
+  .transform((value, ctx): { mode: 'proxy' | 'none' | 'host'; legacy: string | null } => {
+    if (value === undefined || value === '') return { mode: 'proxy', legacy: null };
+    if (value === 'proxy' || value === 'none' || value === 'host') return { mode: value, legacy: null };
+    if (['true', '1', 'yes', 'on'].includes(value)) return { mode: 'proxy', legacy: value };
+    if (['false', '0', 'no', 'off'].includes(value)) return { mode: 'none', legacy: value };
+    ctx.addIssue({ code: 'custom', message: 'must be proxy, none or host' });
+    return z.NEVER;
+  });
+
+/**
+ * CLUSTER_SECRET signs the calls instances carry for each other through Redis; a short one could
+ * be guessed offline from one captured message.
+ */
+const clusterSecret = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value))
+  .refine((value) => value === undefined || value.length >= 16, { message: 'must be at least 16 characters' });
+
+/** Whether a listen address reaches this machine alone (CONTRACT §11 exposure guard). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || /^::ffff:127(\.\d{1,3}){3}$/.test(bare);
+}
+
 export const providerNames = ['openai', 'anthropic', 'ollama'] as const;
 export type ProviderName = (typeof providerNames)[number];
 
@@ -175,7 +211,22 @@ export const envSchema = z
     COMMAND_CONFIRMATION_REQUIRED: bool(true),
     WORKSPACE_RESTRICTION_ENABLED: bool(true),
     SANDBOX: z.enum(['auto', 'bwrap', 'none']).default('auto'),
-    SANDBOX_NETWORK: bool(true),
+    SANDBOX_NETWORK: sandboxNetwork,
+    // Parsed by core/sandbox/egress-policy.ts, which says what each entry means.
+    SANDBOX_NETWORK_ALLOW: list.superRefine((entries, ctx) => {
+      try {
+        parseEgressAllowList(entries);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^SANDBOX_NETWORK_ALLOW /, '') });
+      }
+    }),
+    SANDBOX_MEMORY_MB: int(1024, 16, 1024 * 1024),
+    SANDBOX_PROCESSES: int(256, 8, 1_000_000),
+    SANDBOX_FILE_SIZE_MB: int(1024, 1, 1024 * 1024),
+    SANDBOX_TMP_MB: int(512, 1, 1024 * 1024),
+    MAX_COMMAND_LENGTH: int(16_384, 1, 1_000_000),
+    ALLOW_UNAUTHENTICATED_REMOTE: bool(false),
+    CLUSTER_SECRET: clusterSecret,
     WORKSPACE_ALLOWED_ROOTS: list,
     COMMAND_TIMEOUT_MS: int(30_000, 1),
     TERMINAL_IDLE_TIMEOUT_MS: int(1_800_000, 1),
@@ -187,6 +238,17 @@ export const envSchema = z
     SHUTDOWN_TIMEOUT_MS: int(10_000, 100, 60_000),
   })
   .superRefine((env, ctx) => {
+    if (env.REDIS_URL !== undefined && env.CLUSTER_SECRET === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['CLUSTER_SECRET'], message: 'is required with REDIS_URL: it signs the calls instances carry for each other' });
+    }
+    if (!env.AUTH_ENABLED && env.ENABLE_SYSTEM_COMMANDS && !env.ALLOW_UNAUTHENTICATED_REMOTE && !isLoopbackHost(env.HOST)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HOST'],
+        message:
+          'is not a loopback address while AUTH_ENABLED=false and ENABLE_SYSTEM_COMMANDS=true: anyone who can reach it could run commands; turn authentication on, listen on 127.0.0.1, or set ALLOW_UNAUTHENTICATED_REMOTE=true',
+      });
+    }
     if (!env.AUTH_ENABLED) return;
     for (const key of ['OIDC_ISSUER_BASE_URL', 'OIDC_CLIENT_ID'] as const) {
       if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when AUTH_ENABLED=true' });
@@ -204,4 +266,5 @@ export const secretEnvNames: ReadonlySet<string> = new Set([
   'ANTHROPIC_API_KEY',
   'OIDC_CLIENT_SECRET',
   'OIDC_SECRET',
+  'CLUSTER_SECRET',
 ]);

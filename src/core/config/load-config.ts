@@ -10,9 +10,13 @@ export interface ProviderSettings {
 
 export type DatabaseKind = 'sqlite' | 'postgresql';
 
-export type Config = Env & {
+export type Config = Omit<Env, 'SANDBOX_NETWORK'> & {
   databaseKind: DatabaseKind;
   providers: Record<ProviderName, ProviderSettings>;
+  /** How commands reach the network (CONTRACT §11). */
+  SANDBOX_NETWORK: 'proxy' | 'none' | 'host';
+  /** Settings that start but deserve a line in the log (logged once at start-up). */
+  warnings: string[];
 };
 
 /** A start-up failure that must be reported as one line naming the variable. */
@@ -73,8 +77,23 @@ function resolveConfig(env: Env): Config {
     apiKey: apiKey ?? defaultsFor(name).apiKey,
     defaultModel: model,
   });
+  const warnings: string[] = [];
+  const network = env.SANDBOX_NETWORK;
+  if (network.legacy !== null) {
+    warnings.push(
+      `SANDBOX_NETWORK=${network.legacy} is read as ${network.mode}: ${network.mode === 'proxy' ? 'commands reach the network only through the filtering proxy, no longer through the host' : 'commands have no network'}; write SANDBOX_NETWORK=${network.mode} to silence this`,
+    );
+  }
+  if (network.mode === 'host') {
+    warnings.push("SANDBOX_NETWORK=host: commands share the host's network and can reach every port of this machine (the database, Redis, the model provider); use proxy unless you trust every command");
+  }
+  if (env.ALLOW_UNAUTHENTICATED_REMOTE && !env.AUTH_ENABLED && env.ENABLE_SYSTEM_COMMANDS) {
+    warnings.push('ALLOW_UNAUTHENTICATED_REMOTE=true: anyone who can reach this service can run commands in its terminals');
+  }
   return {
     ...env,
+    SANDBOX_NETWORK: network.mode,
+    warnings,
     databaseKind: env.DATABASE_URL.startsWith('file:') ? 'sqlite' : 'postgresql',
     providers: {
       openai: provider('openai', env.OPENAI_BASE_URL, env.OPENAI_API_KEY, env.OPENAI_MODEL),

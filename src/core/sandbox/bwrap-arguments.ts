@@ -1,42 +1,83 @@
-import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { isPathInside } from '../paths/path-inside.js';
+import { gitProtectionArguments } from './git-protection.js';
+import { nodeRuntimeArguments, systemViewArguments } from './system-view.js';
 
-// How a terminal's shell is confined (CONTRACT §4): the whole file system read-only, the
-// workspaces writable, a private /tmp and home, every capability dropped, its own PID namespace,
-// gone with its parent. The PTY is allocated by the service for this one process tree, so job
-// control, Ctrl-C and resize work; `--new-session` is deliberately absent because it would cut
-// the shell off from that PTY as its controlling terminal.
+// How every confined process is started (CONTRACT §11): terminal shells, the model's file
+// helper and the service's own Git calls share the namespaces, the privilege rules and the
+// read-only system built here, and differ only in what of the workspaces they see.
 
-export interface SandboxLayout {
-  /** Directories made writable: every registered workspace, and more when restriction is off. */
-  writable: readonly string[];
-  /** The service user's home: always replaced by an empty private one (~/.ssh, tokens unseen). */
-  serviceHome: string;
-  /** The shell's HOME; its `.gitconfig` comes from the service user's, read-only, when they match. */
-  home: string;
-  /** Service-owned paths no command may read (the SQLite folder, the .env file). */
-  hidden: readonly string[];
-  network: boolean;
-  workingDirectory: string;
+/** How commands reach the network (SANDBOX_NETWORK). */
+export type NetworkMode = 'proxy' | 'none' | 'host';
+
+export interface Isolation {
+  network: NetworkMode;
+  /**
+   * A user namespace of its own, with further ones disabled inside (`--disable-userns`). As root
+   * the sandbox's uid 0 is still the host's uid 0, so this alone grants nothing; what it buys is
+   * that no command can make namespaces of its own. The start-up probe decides whether the host
+   * allows it.
+   */
+  userNamespace: boolean;
 }
 
-/** The namespace and privilege flags, shared by the start-up probe and every shell. */
-export function isolationArguments({ network }: { network: boolean }): string[] {
+/** Namespaces and privilege: the same for every confined process. */
+export function isolationArguments({ network, userNamespace }: Isolation): string[] {
   return [
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
-    // A PID namespace: the service's own processes (and their /proc/<pid>/environ, which holds its
-    // API keys) are invisible, and ending the namespace's first process ends every process in it.
+    ...(userNamespace ? ['--unshare-user', '--disable-userns'] : []),
+    // A PID namespace: the service's processes (and their /proc/<pid>/environ, which holds its
+    // API keys) are invisible and cannot be signalled or traced; ending the namespace's first
+    // process ends every process in it.
     '--unshare-pid',
     '--unshare-ipc',
-    ...(network ? [] : ['--unshare-net']),
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    // With `proxy` the sandbox's only way out is the proxy socket bound in; abstract Unix sockets
+    // belong to the network namespace too, so the host's are out of reach as well.
+    ...(network === 'host' ? [] : ['--unshare-net']),
     // As root, bubblewrap would otherwise keep every capability and `/` could be remounted writable.
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
   ];
+}
+
+/**
+ * A fresh /proc for the PID namespace, with the files that change the whole host made
+ * read-only: uid 0 inside is the host's uid 0, and procfs grants writes to kernel settings by uid
+ * alone (`/proc/sys`), as it does for the magic SysRq key and IRQ routing. Files that leak kernel
+ * addresses or other tenants' keys are masked.
+ */
+export function procArguments(): string[] {
+  const args = ['--proc', '/proc'];
+  for (const path of ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs']) args.push('--ro-bind-try', path, path);
+  for (const path of ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug', '/proc/latency_stats']) {
+    if (existsSync(path)) args.push('--ro-bind', '/dev/null', path);
+  }
+  for (const path of ['/proc/acpi', '/proc/scsi']) {
+    if (existsSync(path)) args.push('--tmpfs', path, '--remount-ro', path);
+  }
+  return args;
+}
+
+/** `/dev` with the usual devices only, its shared-memory folder sized like /tmp. */
+function deviceArguments(tmpBytes: number): string[] {
+  return ['--dev', '/dev', '--size', String(tmpBytes), '--tmpfs', '/dev/shm'];
+}
+
+/**
+ * Where /etc/resolv.conf points into /run (systemd-resolved), that one file is brought back into
+ * the sandbox's empty /run: only needed when commands share the host's network.
+ */
+function resolverArguments(network: NetworkMode): string[] {
+  if (network !== 'host') return [];
+  try {
+    const resolver = realpathSync('/etc/resolv.conf');
+    return isPathInside(resolver, '/run') ? ['--ro-bind', resolver, resolver] : [];
+  } catch {
+    return [];
+  }
 }
 
 function isDirectory(path: string): boolean {
@@ -47,72 +88,130 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/** A folder of the service bound into the sandbox (the command pipe's, the proxy socket's). */
+export interface RuntimeFolder {
+  source: string;
+  /** Where it appears inside: under /run, which is the sandbox's own. */
+  target: string;
+}
+
+export interface TerminalLayout {
+  isolation: Isolation;
+  /** SANDBOX_TMP_MB in bytes: the size of the private /tmp, /var/tmp, /dev/shm and home. */
+  tmpBytes: number;
+  /** Made writable: every registered workspace (and, with restriction off, the terminal's folder). */
+  writable: readonly string[];
+  /**
+   * Made as empty folders: a start folder outside the workspaces that may not be opened (with
+   * restriction off, `/var` or the service's own folder), so the shell can start there and find
+   * nothing of the host's.
+   */
+  emptyFolders: readonly string[];
+  /** The service user's home: replaced by an empty private one (~/.ssh, tokens unseen). */
+  serviceHome: string;
+  /** The shell's HOME; its `.gitconfig` comes from the service user's, read-only, when they match. */
+  home: string;
+  /** Service-owned paths no command may read (the SQLite folder, the .env file) should a bound folder hold them. */
+  hidden: readonly string[];
+  runtime: readonly RuntimeFolder[];
+  workingDirectory: string;
+}
+
 /**
- * /run holds the host's sockets (Docker's, D-Bus, the databases'), which a read-only mount does
- * not stop anyone from connecting to; it is replaced by an empty one. Where /etc/resolv.conf
- * points into it (systemd-resolved), that one file is brought back so names still resolve.
+ * A private home: the service user's own is never visible (only its Git identity, so commits
+ * work), and whatever commands leave in it goes with the terminal.
  */
-function runMask(): string[] {
-  const args = ['--tmpfs', '/run'];
+function homeArguments(layout: TerminalLayout): string[] {
+  const { serviceHome, home, tmpBytes } = layout;
+  if (serviceHome === '/' || serviceHome === '') return [];
+  const args = ['--size', String(tmpBytes), '--tmpfs', serviceHome];
+  const gitconfig = join(serviceHome, '.gitconfig');
+  let isFile = false;
   try {
-    const resolver = realpathSync('/etc/resolv.conf');
-    if (isPathInside(resolver, '/run')) args.push('--ro-bind', resolver, resolver);
+    isFile = lstatSync(gitconfig).isFile();
   } catch {
-    // No resolver file: nothing to keep.
+    // No identity to carry over.
   }
+  if (home === serviceHome && isFile) args.push('--ro-bind', gitconfig, gitconfig);
+  return args;
+}
+
+/** bubblewrap's arguments for a terminal's shell, up to and including `--`. */
+export function terminalSandboxArguments(layout: TerminalLayout): string[] {
+  const { isolation, tmpBytes } = layout;
+  const args = [
+    ...isolationArguments(isolation),
+    ...deviceArguments(tmpBytes),
+    ...procArguments(),
+    ...systemViewArguments({ etc: true }),
+    '--ro-bind',
+    '/sys',
+    '/sys',
+    '--size',
+    String(tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    '--size',
+    String(tmpBytes),
+    '--tmpfs',
+    '/var/tmp',
+    '--size',
+    String(1024 * 1024),
+    '--tmpfs',
+    '/run',
+    ...resolverArguments(isolation.network),
+    ...homeArguments(layout),
+    ...nodeRuntimeArguments(),
+  ];
+  // Workspaces follow the home mask, so a workspace under home stays reachable.
+  const writable = layout.writable.filter(isDirectory);
+  for (const path of writable) args.push('--bind', path, path);
+  for (const path of writable) args.push(...gitProtectionArguments(path));
+  for (const path of layout.emptyFolders) args.push('--dir', path);
+  // The service's own files are masked last: even a folder bound around them must not expose the
+  // database or .env to commands.
+  for (const path of layout.hidden) {
+    if (!writable.some((folder) => isPathInside(path, folder))) continue;
+    if (isDirectory(path)) args.push('--tmpfs', path, '--remount-ro', path);
+    else if (existsSync(path)) args.push('--ro-bind', '/dev/null', path);
+  }
+  for (const folder of layout.runtime) args.push('--ro-bind', folder.source, folder.target);
+  // Nothing may be created beside the bound folders: the root itself is an empty tmpfs.
+  args.push('--remount-ro', '/', '--chdir', layout.workingDirectory, '--');
   return args;
 }
 
 /**
- * A repository's `.git` is pinned as a mount point, so it cannot be renamed and replaced by one
- * with a config of the command's choosing, and its hooks and config are read-only, so nothing a
- * command plants there runs for the next user. A `.git` that is a file (a worktree) or a hooks
- * entry that is not a plain folder is left alone rather than failing the terminal.
+ * bubblewrap's arguments for a process that works on one workspace alone (the file helper, the
+ * service's Git calls): no network, the programs and libraries read-only, that workspace
+ * (writable only when asked, with its Git metadata protected) and nothing else of the host, not
+ * even /etc: whatever a link swapped in mid-call leads to, there is nothing else to read or
+ * write. Up to and including `--`.
  */
-function gitProtection(root: string): string[] {
-  const gitDir = join(root, '.git');
-  if (!isDirectory(gitDir)) return [];
-  const binds = ['--bind', gitDir, gitDir];
-  const hooks = join(gitDir, 'hooks');
-  try {
-    // A missing hooks folder could be created from inside; an empty one made now is bound read-only.
-    if (!existsSync(hooks)) mkdirSync(hooks);
-  } catch {
-    // Another process made it meanwhile, or the folder is not ours to change: checked below.
-  }
-  if (isDirectory(hooks)) binds.push('--ro-bind', hooks, hooks);
-  const config = join(gitDir, 'config');
-  if (lstatSafe(config)?.isFile() === true) binds.push('--ro-bind', config, config);
-  return binds;
-}
-
-function lstatSafe(path: string) {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
-/** bubblewrap's arguments up to and including `--`; the shell command follows. */
-export function bwrapArguments(layout: SandboxLayout): string[] {
-  const args = [...isolationArguments({ network: layout.network }), ...runMask()];
-  if (layout.serviceHome !== '/' && isDirectory(layout.serviceHome)) {
-    args.push('--tmpfs', layout.serviceHome);
-    const gitconfig = join(layout.serviceHome, '.gitconfig');
-    // The user's Git identity stays visible (read-only), so commits inside work.
-    if (layout.home === layout.serviceHome && lstatSafe(gitconfig)?.isFile() === true) args.push('--ro-bind', gitconfig, gitconfig);
-  }
-  // Workspace binds follow the home mask, so a workspace under home stays reachable.
-  const writable = layout.writable.filter(isDirectory);
-  for (const path of writable) args.push('--bind', path, path);
-  for (const path of writable) args.push(...gitProtection(path));
-  // The service's own files are masked last: even a workspace registered around them (the
-  // service's own folder, say) must not expose the database or .env to commands.
-  for (const path of layout.hidden) {
-    if (isDirectory(path)) args.push('--tmpfs', path);
-    else if (existsSync(path)) args.push('--ro-bind', '/dev/null', path);
-  }
-  args.push('--chdir', layout.workingDirectory, '--');
+export function workspaceSandboxArguments(options: {
+  userNamespace: boolean;
+  workspace: string;
+  writable: boolean;
+  tmpBytes: number;
+  /** Extra folders of the service's, read-only (the helper's script). */
+  runtime?: readonly RuntimeFolder[];
+}): string[] {
+  const { workspace, tmpBytes } = options;
+  const args = [
+    ...isolationArguments({ network: 'none', userNamespace: options.userNamespace }),
+    '--new-session',
+    ...deviceArguments(tmpBytes),
+    ...procArguments(),
+    ...systemViewArguments({ etc: false }),
+    '--size',
+    String(tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    ...nodeRuntimeArguments(),
+  ];
+  if (options.writable) args.push('--bind', workspace, workspace, ...gitProtectionArguments(workspace));
+  else args.push('--ro-bind', workspace, workspace);
+  for (const folder of options.runtime ?? []) args.push('--ro-bind', folder.source, folder.target);
+  args.push('--remount-ro', '/', '--chdir', workspace, '--');
   return args;
 }

@@ -1,6 +1,7 @@
 import { purgeAudit } from '../audit/purge-audit.js';
 import { forgetExpiredSessions } from '../auth/forget-expired-sessions.js';
 import { expirePendingCommands } from '../commands/expire-pending-commands.js';
+import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { refreshStoredWorkspaces } from '../workspaces/refresh-workspaces.js';
@@ -22,14 +23,16 @@ interface Job {
  * Each job runs once at start and then on its interval; a failure is logged and retried next time.
  */
 /** Refreshes every workspace; the count is of those whose status or branch changed. */
-async function refreshWorkspacesCountingChanges(store: Store): Promise<number> {
+async function refreshWorkspacesCountingChanges(store: Store, config: Pick<Config, 'DATABASE_URL'>): Promise<number> {
   const before = new Map((await store.db.workspace.findMany()).map((workspace) => [workspace.id, `${workspace.status} ${workspace.branch}`]));
-  const after = await refreshStoredWorkspaces(store);
+  const after = await refreshStoredWorkspaces(store, config);
   return after.filter((workspace) => before.get(workspace.id) !== `${workspace.status} ${workspace.branch}`).length;
 }
 
 export interface PeriodicJobOptions {
   auditRetentionDays: number;
+  /** Where the service keeps its data: workspaces that hold it are refused (workspace-rules.ts). */
+  config: Pick<Config, 'DATABASE_URL'>;
   /** With several instances: answers left streaming by an instance that died (it will not restart). */
   closeDeadWritersAnswers?: () => Promise<number>;
 }
@@ -39,7 +42,7 @@ export function startPeriodicJobs(store: Store, logger: Logger, options: Periodi
     { name: 'audit retention purge', everyMs: 60 * 60 * 1000, run: () => purgeAudit(store, options.auditRetentionDays) },
     { name: 'token session expiry', everyMs: 60 * 60 * 1000, run: () => forgetExpiredSessions(store) },
     { name: 'pending command expiry', everyMs: 60 * 1000, run: () => expirePendingCommands(store) },
-    { name: 'workspace refresh', everyMs: 5 * 60 * 1000, run: () => refreshWorkspacesCountingChanges(store) },
+    { name: 'workspace refresh', everyMs: 5 * 60 * 1000, run: () => refreshWorkspacesCountingChanges(store, options.config) },
   ];
   if (options.closeDeadWritersAnswers) {
     jobs.push({ name: 'interrupted answer closing', everyMs: 60 * 1000, run: options.closeDeadWritersAnswers });

@@ -2,7 +2,8 @@ import { providerNames, type ProviderName } from '../config/env-schema.js';
 import type { Config, DatabaseKind } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { RedisConnection } from '../redis/redis-connection.js';
-import type { SandboxMode, SandboxState } from '../sandbox/sandbox-state.js';
+import type { NetworkMode } from '../sandbox/bwrap-arguments.js';
+import type { LimitsMode, SandboxMode, SandboxState } from '../sandbox/sandbox-state.js';
 import { serviceVersion } from '../version.js';
 
 export interface ServiceStatus {
@@ -15,6 +16,12 @@ export interface ServiceStatus {
   providers: Record<ProviderName, { configured: boolean; defaultModel: string }>;
   /** The sandbox terminal shells run in (CONTRACT §4); `unavailable` means commands are refused. */
   sandbox: SandboxMode;
+  /** How commands reach the network (CONTRACT §11). */
+  sandboxNetwork: NetworkMode;
+  /** A cgroup per terminal, or rlimits per process where no cgroup can be made (CONTRACT §11). */
+  limits: LimitsMode;
+  /** Why commands are refused, when the sandbox is unavailable. */
+  sandboxProblem?: string;
   systemCommands: boolean;
   /** REDIS_URL's Redis: `unused` when none is configured; `unreachable` makes the status degraded. */
   redis: 'unused' | 'ok' | 'unreachable';
@@ -82,6 +89,9 @@ export async function getServiceStatus(
     database: store.kind,
     providers,
     sandbox: sandbox.mode,
+    sandboxNetwork: sandbox.network,
+    limits: sandbox.limits,
+    ...(sandbox.problem === undefined ? {} : { sandboxProblem: sandbox.problem }),
     systemCommands: config.ENABLE_SYSTEM_COMMANDS,
     redis: redisState,
   };

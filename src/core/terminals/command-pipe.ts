@@ -15,10 +15,14 @@ import { join } from 'node:path';
 // PROMPT_COMMAND checks before each line that this pipe is still its input (marker-stream.ts).
 
 export interface CommandLaunch {
-  file: string;
-  /** Under bubblewrap, its arguments up to and including `--`, then the shell's. */
-  args: string[];
-  sandboxed: boolean;
+  /** Programs that prepare the process and exec the next one (a cgroup join, rlimits). */
+  prefix: readonly string[];
+  /** bubblewrap's arguments up to and including `--`; null when unsandboxed (SANDBOX=none). */
+  sandbox: readonly string[] | null;
+  /** POSIX shell run inside the sandbox before the shell starts (the proxy's bridge), or ''. */
+  setup: string;
+  /** The shell and its arguments. */
+  shell: readonly string[];
 }
 
 /** Where the pipe's folder appears inside the sandbox. */
@@ -57,18 +61,15 @@ export class CommandPipe {
   }
 
   /**
-   * The shell's launch with its standard input redirected to the pipe by a POSIX shell that then
-   * execs it: inside the sandbox, through a read-only bind mount of the pipe's folder, or before
-   * it starts the shell when there is no sandbox.
+   * The whole command line of a launch: the prefix, then bubblewrap with the pipe's folder bound
+   * read-only, then a POSIX shell that runs the setup and execs the shell with its standard
+   * input redirected to the pipe (so no command ever comes from the terminal).
    */
   wrap(launch: CommandLaunch): { file: string; args: string[] } {
-    const redirect = ['-c', 'exec "$@" <"$0"', this.shellPath];
-    if (!launch.sandboxed) return { file: '/bin/sh', args: [...redirect, launch.file, ...launch.args] };
-    const end = launch.args.indexOf('--');
-    if (end < 0) throw new Error('the sandbox arguments do not end with --');
-    const sandbox = launch.args.slice(0, end);
-    const shell = launch.args.slice(end + 1);
-    return { file: launch.file, args: [...sandbox, '--ro-bind', this.directory, SANDBOX_FOLDER, '--', '/bin/sh', ...redirect, ...shell] };
+    const inner = ['/bin/sh', '-c', `${launch.setup}exec "$@" <"$0"`, this.shellPath, ...launch.shell];
+    const sandbox = launch.sandbox === null ? [] : ['bwrap', ...launch.sandbox.slice(0, -1), '--ro-bind', this.directory, SANDBOX_FOLDER, '--'];
+    const [file = '/bin/sh', ...args] = [...launch.prefix, ...sandbox, ...inner];
+    return { file, args };
   }
 
   write(text: string): void {

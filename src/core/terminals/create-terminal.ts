@@ -8,11 +8,13 @@ import { workspaceRoots } from '../commands/workspace-roots.js';
 import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import { isPathInside } from '../paths/path-inside.js';
+import { sandboxLimits } from '../sandbox/sandbox-limits.js';
 import { serviceFiles } from '../sandbox/service-files.js';
 import { findActiveWorkspace } from '../workspaces/active-workspace.js';
 import { isSystemPath } from '../workspaces/workspace-path.js';
 import { shellLaunch } from './shell-launch.js';
 import { ShellSession } from './shell-session.js';
+import { TerminalConfinement } from './terminal-confinement.js';
 import { TerminalSession } from './terminal-session.js';
 
 export interface CreateTerminalInput {
@@ -63,6 +65,8 @@ async function startDirectory(deps: CommandDeps, userId: string, requested: stri
   if (!active) {
     throw workspaceError('No workspace is registered: add one with POST /api/workspaces/add, or give workingDirectory');
   }
+  // Not intact any more (replaced, or no longer allowed): nothing runs in it (CONTRACT §11).
+  if (!roots.includes(active.path)) throw workspaceError(`The active workspace cannot be used: ${active.path} is missing or is not the registered directory`);
   return usableDirectory(active.path, `The active workspace's folder`);
 }
 
@@ -89,24 +93,41 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
   }
   const releaseSlot = deps.terminals.claimSlot(actor.user.id);
   try {
-    const roots = await workspaceRoots(deps.store);
+    const roots = await workspaceRoots(deps.store, deps.config);
     const directory = await startDirectory(deps, actor.user.id, input.workingDirectory, roots);
     const environment = input.environment ?? {};
     const home = environment.HOME ?? homedir();
     const { directory: hiddenDirectory, file: hiddenFile } = serviceFiles(deps.config);
     // With restriction off, the terminal's own folder is writable even outside the workspaces
-    // (CONTRACT §1), unless that would open the system or the service itself to commands.
-    const ownFolder = !deps.config.WORKSPACE_RESTRICTION_ENABLED && (await safeToOpen(directory, hiddenDirectory));
+    // (CONTRACT §1), unless that would open the system or the service itself to commands; then
+    // the shell starts in an empty folder of that name, seeing nothing of the host's.
+    const outsideRoots = !roots.some((root) => isPathInside(directory, root));
+    const ownFolder = !deps.config.WORKSPACE_RESTRICTION_ENABLED && outsideRoots && (await safeToOpen(directory, hiddenDirectory));
     const writable = ownFolder ? [...roots, directory] : roots;
+    const emptyFolders = outsideRoots && !ownFolder ? [directory] : [];
     const hidden = [hiddenFile, ...(hiddenDirectory === undefined ? [] : [hiddenDirectory])];
-    const launch = shellLaunch({ sandbox: deps.sandbox, workingDirectory: directory, writable, hidden, home, environment });
+    const id = newId();
+    const confinement = await TerminalConfinement.prepare(deps, actor, id);
+    const launch = shellLaunch({
+      sandbox: deps.sandbox,
+      workingDirectory: directory,
+      writable,
+      emptyFolders,
+      hidden,
+      home,
+      environment,
+      limits: sandboxLimits(deps.config),
+      cgroup: confinement.cgroup,
+      proxyFolder: confinement.proxyFolder,
+    });
     let shell: ShellSession;
     try {
       shell = await ShellSession.start(launch);
     } catch (error) {
+      confinement.release();
       throw new AppError('TOOL_EXECUTION_ERROR', 'The terminal could not be started', { cause: error });
     }
-    const session = new TerminalSession({ id: newId(), ownerId: actor.user.id, initialDirectory: directory, home, shell });
+    const session = new TerminalSession({ id, ownerId: actor.user.id, initialDirectory: directory, home, shell, writable, confinement });
     try {
       await recordAudit(deps.store, {
         type: 'terminal',
@@ -119,6 +140,15 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
       throw error;
     }
     deps.terminals.add(session);
+    confinement.watchProcesses(() => {
+      session.end('process_limit');
+      void recordAudit(deps.store, {
+        type: 'terminal',
+        userId: actor.user.id,
+        ip: actor.ip,
+        details: { action: 'ended', terminalId: session.id, reason: 'process_limit', limit: deps.config.SANDBOX_PROCESSES },
+      }).catch(() => undefined);
+    });
     deps.metrics?.terminalCreated();
     return session;
   } finally {

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
-import { bwrapArguments } from '../sandbox/bwrap-arguments.js';
+import { terminalSandboxArguments, type RuntimeFolder } from '../sandbox/bwrap-arguments.js';
+import type { TerminalCgroup } from '../sandbox/cgroup-limits.js';
+import type { SandboxLimits } from '../sandbox/sandbox-limits.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
 import type { ShellLaunch } from './shell-session.js';
 
@@ -9,16 +11,27 @@ const SHELL = ['bash', '--norc', '--noprofile', '--noediting', '-i'];
 
 const setprivPath = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 
+/** Where the terminal's proxy socket folder appears inside the sandbox, and the bridge's port there. */
+const PROXY_FOLDER = '/run/assistant-net';
+const PROXY_PORT = 3128;
+
 export interface ShellPlacement {
   sandbox: SandboxState;
   workingDirectory: string;
   /** Directories the sandbox makes writable. */
   writable: readonly string[];
+  /** Folders made empty inside (a start folder outside the workspaces that may not be opened). */
+  emptyFolders?: readonly string[];
   /** Service files masked inside the sandbox. */
   hidden: readonly string[];
   home: string;
   /** The caller's variables, already checked against the dangerous-name list. */
   environment: Readonly<Record<string, string>>;
+  limits: SandboxLimits;
+  /** The terminal's cgroup, joined before the sandbox starts; without one, limits are per process. */
+  cgroup?: TerminalCgroup | null;
+  /** The folder of the terminal's egress proxy socket (SANDBOX_NETWORK=proxy). */
+  proxyFolder?: string | null;
 }
 
 function userName(): string {
@@ -29,12 +42,25 @@ function userName(): string {
   }
 }
 
+/** Every spelling of the proxy variables that curl, git, npm, pip and the rest read. */
+function proxyVariables(): Record<string, string> {
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  const variables: Record<string, string> = {};
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+    variables[name] = url;
+    variables[name.toLowerCase()] = url;
+  }
+  return variables;
+}
+
 /**
  * A fresh environment: nothing of the service's own (its API keys, database URL) reaches a
  * shell. Pagers are `cat` and Git never prompts, so no command waits for a human by accident;
- * `less`, run by hand, cannot run commands typed into it (LESSSECURE, kept read-only by the shell).
+ * `less`, run by hand, cannot run commands typed into it (LESSSECURE, kept read-only by the
+ * shell). Behind the proxy, the proxy variables come last so a terminal's own cannot replace
+ * them (which would only lose it the network, but would be confusing).
  */
-function shellEnvironment(home: string, environment: Readonly<Record<string, string>>): Record<string, string> {
+function shellEnvironment(home: string, environment: Readonly<Record<string, string>>, behindProxy: boolean): Record<string, string> {
   const user = userName();
   return {
     PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -48,26 +74,73 @@ function shellEnvironment(home: string, environment: Readonly<Record<string, str
     GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0',
     ...environment,
+    ...(behindProxy ? proxyVariables() : {}),
     LESSSECURE: '1',
   };
 }
 
+/**
+ * Started inside the sandbox before the shell: socat listens on the sandbox's own loopback and
+ * carries each connection to the service's proxy through the socket bound in. It runs in a
+ * session of its own (no terminal, so no job control or Ctrl-C reaches it), and the shell
+ * starts once it listens, so the first command already has the network.
+ */
+function proxyBridge(): string {
+  const listening = `:${PROXY_PORT.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A`;
+  return [
+    `setsid socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_FOLDER}/proxy.sock </dev/null >/dev/null 2>&1 &`,
+    `i=0; while ! grep -q '${listening}' /proc/net/tcp 2>/dev/null && [ $i -lt 500 ]; do i=$((i+1)); sleep 0.01; done; unset i; `,
+  ].join(' ');
+}
+
+/**
+ * Before bubblewrap starts: join the terminal's cgroup (every process the sandbox makes is then
+ * counted in it), then set the rlimits through prlimit: the file size always, the address space
+ * too when there is no cgroup to bound memory.
+ */
+function limitPrefix(placement: ShellPlacement): string[] {
+  const { cgroup, limits, sandbox } = placement;
+  const prefix: string[] = [];
+  const files = cgroup?.procsFiles() ?? [];
+  if (files.length > 0) {
+    prefix.push('/bin/sh', '-c', 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 126; shift; done; shift; exec "$@"', 'join-cgroup', ...files, '--');
+  }
+  if (sandbox.prlimit !== null) {
+    const rlimits = [`--fsize=${limits.fileSizeBytes}`, '--core=0'];
+    if (files.length === 0) rlimits.push(`--as=${limits.memoryBytes}`);
+    prefix.push(sandbox.prlimit, ...rlimits, '--');
+  }
+  return prefix;
+}
+
 /** How to start one terminal's shell under the sandbox in force. */
 export function shellLaunch(placement: ShellPlacement): ShellLaunch {
-  const env = shellEnvironment(placement.home, placement.environment);
   const cwd = placement.workingDirectory;
-  if (placement.sandbox.mode === 'bwrap') {
-    const args = bwrapArguments({
+  const { sandbox } = placement;
+  if (sandbox.mode === 'bwrap') {
+    const behindProxy = sandbox.network === 'proxy' && placement.proxyFolder != null;
+    const runtime: RuntimeFolder[] = behindProxy && placement.proxyFolder ? [{ source: placement.proxyFolder, target: PROXY_FOLDER }] : [];
+    const args = terminalSandboxArguments({
+      isolation: { network: sandbox.network, userNamespace: sandbox.userNamespace },
+      tmpBytes: placement.limits.tmpBytes,
       writable: placement.writable,
+      emptyFolders: placement.emptyFolders ?? [],
       serviceHome: homedir(),
       home: placement.home,
       hidden: placement.hidden,
-      network: placement.sandbox.network,
+      runtime,
       workingDirectory: cwd,
     });
-    return { file: 'bwrap', args: [...args, ...SHELL], sandboxed: true, env, cwd };
+    return {
+      prefix: limitPrefix(placement),
+      sandbox: args,
+      setup: behindProxy ? proxyBridge() : '',
+      shell: SHELL,
+      env: shellEnvironment(placement.home, placement.environment, behindProxy),
+      cwd,
+    };
   }
   // Unsandboxed (SANDBOX=none): the shell still dies with the service, by a parent-death signal.
-  if (setprivPath) return { file: setprivPath, args: ['--pdeathsig', 'KILL', '--', ...SHELL], sandboxed: false, env, cwd };
-  return { file: SHELL[0] ?? 'bash', args: SHELL.slice(1), sandboxed: false, env, cwd };
+  const shell = setprivPath ? [setprivPath, '--pdeathsig', 'KILL', '--', ...SHELL] : SHELL;
+  return { prefix: limitPrefix(placement), sandbox: null, setup: '', shell, env: shellEnvironment(placement.home, placement.environment, false), cwd };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IPty, spawn as spawnPty } from 'node-pty';
-import { CommandPipe } from './command-pipe.js';
+import { CommandPipe, type CommandLaunch } from './command-pipe.js';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
 import { commandPreamble, markerSettings, MarkerStream, typeaheadEnd, type Marker } from './marker-stream.js';
 import { commandLineOf, currentDirectoryOf, findDescendant, killSession, pidNamespaceOf, readProcessStat } from './process-tree.js';
@@ -17,12 +17,7 @@ import { plainText } from './terminal-output.js';
 // security-relevant (the working directory, whether a program holds the terminal) is read from
 // /proc instead, because a command can print whatever it likes.
 
-export interface ShellLaunch {
-  file: string;
-  /** Under bubblewrap, its arguments up to and including `--`, then the shell's. */
-  args: string[];
-  /** Started through bubblewrap (see CommandPipe.wrap). */
-  sandboxed: boolean;
+export interface ShellLaunch extends CommandLaunch {
   env: Record<string, string>;
   cwd: string;
   cols?: number;
@@ -115,7 +110,7 @@ export class ShellSession {
   static async start(launch: ShellLaunch): Promise<ShellSession> {
     // Loaded with the first terminal: a service with system commands off never needs it.
     const { spawn } = await import('node-pty');
-    const commands = new CommandPipe(launch.sandboxed);
+    const commands = new CommandPipe(launch.sandbox !== null);
     let session: ShellSession;
     try {
       session = new ShellSession(spawn, launch, commands);
@@ -277,6 +272,11 @@ export class ShellSession {
     } catch {
       // Already gone.
     }
+  }
+
+  /** A line of the service's own in the terminal's output (why it ends, say), shown to its viewers. */
+  notice(text: string): void {
+    if (this.phase !== 'exited') this.output(`\r\n[${text}]\r\n`);
   }
 
   onOutput(listener: (raw: string) => void): () => void {

@@ -125,9 +125,10 @@ export class TerminalManager {
 
   /**
    * Whether the TCP connection from `clientPort` to our `serverPort` was opened by a process
-   * inside one of the live terminals. Sandboxed shells share the host's network when
-   * SANDBOX_NETWORK=true, so without this a command could call the service as its user (with
-   * authentication off, as everyone) and, say, confirm its own held commands.
+   * inside one of the live terminals. Shells share the host's network with SANDBOX_NETWORK=host
+   * or SANDBOX=none, so without this a command could call the service as its user (with
+   * authentication off, as everyone) and, say, confirm its own held commands. It matches
+   * sockets by port, which is a best effort; the network namespace of the default is the rule.
    */
   isTerminalConnection(clientPort: number, serverPort: number): boolean {
     const namespaces = new Set<string>();
@@ -146,6 +147,21 @@ export class TerminalManager {
       return sessions.size > 0 && sessions.has(readProcessStat(pid)?.session ?? -1);
     };
     return inode !== null && socketHeldBy(inode, member);
+  }
+
+  /**
+   * Ends the live terminals whose sandbox made `path` (or a folder in it) writable, saying why;
+   * they stay listed as exited. Returns the ones ended.
+   */
+  endWritersOf(path: string, reason: string): TerminalSession[] {
+    const ended: TerminalSession[] = [];
+    for (const session of this.sessions.values()) {
+      if (session.status === 'exited') continue;
+      if (!session.writable.some((folder) => isPathInside(folder, path) || isPathInside(path, folder))) continue;
+      session.end(reason);
+      ended.push(session);
+    }
+    return ended;
   }
 
   /** Ends every shell: the service is stopping and must leave no process behind. */

@@ -1,5 +1,7 @@
 import { AppError } from '../errors/app-error.js';
 import type { ProcessMembership, ShellSession } from './shell-session.js';
+import { ansiCQuoted } from './shell-input.js';
+import type { TerminalConfinement } from './terminal-confinement.js';
 import { OutputLog } from './terminal-output.js';
 
 /** CONTRACT §3: `running` is an idle shell, `busy` a command running, `exited` kept until DELETE. */
@@ -12,6 +14,15 @@ export type RunResult =
 
 /** Lines kept for `GET …/output` (its `lines` query allows up to this many). */
 export const OUTPUT_LOG_LINES = 10_000;
+
+/** What the terminal's output says when the service ends it. */
+const endNotices: Record<string, string> = {
+  workspace_removed: 'a workspace it could write was removed',
+  process_limit: 'it stayed at its process limit (SANDBOX_PROCESSES)',
+};
+
+/** How long the shell may take to change folder before a confirmed command. */
+const MOVE_TIMEOUT_MS = 5000;
 
 /** Raw output kept for a terminal WebSocket's replay on connect (ANSI and all). */
 const RECENT_RAW_CHARS = 64 * 1024;
@@ -35,6 +46,10 @@ export interface TerminalInit {
   /** What `~` means inside this shell. */
   home: string;
   shell: ShellSession;
+  /** The folders its sandbox made writable: removing one of these workspaces ends the terminal. */
+  writable?: readonly string[];
+  /** Its cgroup and egress proxy, released when the shell ends. */
+  confinement?: TerminalConfinement;
 }
 
 /** A user's terminal: one persistent shell plus what the API reports about it. */
@@ -43,7 +58,11 @@ export class TerminalSession {
   readonly ownerId: string;
   readonly initialDirectory: string;
   readonly home: string;
+  readonly writable: readonly string[];
   readonly createdAt = new Date();
+  /** Why the service ended the terminal, when it did so for a reason of its own. */
+  endReason: string | null = null;
+  private readonly confinement: TerminalConfinement | undefined;
   readonly log = new OutputLog(OUTPUT_LOG_LINES);
   lastActivity = new Date();
   private readonly shell: ShellSession;
@@ -64,12 +83,15 @@ export class TerminalSession {
     this.lastKnownDirectory = init.initialDirectory;
     this.home = init.home;
     this.shell = init.shell;
+    this.writable = init.writable ?? [];
+    this.confinement = init.confinement;
     this.shell.onOutput((raw) => {
       this.log.append(raw);
       this.recent = (this.recent + raw).slice(-RECENT_RAW_CHARS);
       this.touch();
     });
     this.shell.onExit(() => {
+      this.confinement?.release();
       this.log.flush();
       this.touch();
       this.announce('exited');
@@ -124,6 +146,32 @@ export class TerminalSession {
 
   release(): void {
     this.reserved = false;
+  }
+
+  /**
+   * Takes the reserved shell to `directory` before a command is sent there (a confirmation runs
+   * where it was judged). True once the kernel reports the shell there: a `cd` a command has
+   * redefined, or a folder that is gone, answers false and nothing is sent.
+   */
+  async moveTo(directory: string): Promise<boolean> {
+    if (this.currentDirectory() === directory) return true;
+    let started: ReturnType<ShellSession['execute']>;
+    try {
+      started = this.shell.execute(`builtin cd -- ${ansiCQuoted(directory)}`);
+    } catch {
+      return false;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      started.finished,
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => {
+          resolve(null);
+        }, MOVE_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    return outcome !== null && !outcome.shellExited && this.currentDirectory() === directory;
   }
 
   /** Runs a reserved command; past `timeoutMs` it answers with the output so far and keeps running. */
@@ -226,6 +274,14 @@ export class TerminalSession {
 
   kill(): void {
     this.shell.kill();
+    this.confinement?.release();
+  }
+
+  /** Ends the terminal for a reason of the service's own, saying so in its output. */
+  end(reason: string): void {
+    this.endReason ??= reason;
+    this.shell.notice(`terminal ended by the service: ${endNotices[reason] ?? reason}`);
+    this.kill();
   }
 
   private touch(): void {

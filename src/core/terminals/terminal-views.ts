@@ -7,6 +7,8 @@ export interface TerminalView {
   lastExitCode: number | null;
   createdAt: string;
   lastActivity: string;
+  /** Why the service ended it (`reason: "workspace_removed"`, `"process_limit"`), once it did. */
+  details?: { reason: string };
 }
 
 /** A terminal as the API shows it; `workingDirectory` is where the shell is now, when known. */
@@ -18,5 +20,6 @@ export function toTerminalView(session: TerminalSession): TerminalView {
     lastExitCode: session.lastExitCode,
     createdAt: session.createdAt.toISOString(),
     lastActivity: session.lastActivity.toISOString(),
+    ...(session.endReason === null ? {} : { details: { reason: session.endReason } }),
   };
 }

@@ -7,6 +7,10 @@ export interface WorkspaceRef {
   path: string;
   branch: string;
   status: string;
+  /** The identity checked at every use (workspace-integrity.ts). */
+  device: string | null;
+  inode: string | null;
+  gitEntries: string | null;
 }
 
 /** The caller's active workspace; a user who never chose one uses the first registered (CONTRACT §5). */
@@ -20,8 +24,8 @@ export async function findActiveWorkspace(store: Store, userId: string): Promise
 }
 
 export function toWorkspaceRef(workspace: Workspace): WorkspaceRef {
-  const { id, name, path, branch, status } = workspace;
-  return { id, name, path, branch, status };
+  const { id, name, path, branch, status, device, inode, gitEntries } = workspace;
+  return { id, name, path, branch, status, device, inode, gitEntries };
 }
 
 /** The id of the caller's active workspace, for the `active` flag of the workspace objects. */

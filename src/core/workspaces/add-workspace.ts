@@ -1,3 +1,5 @@
+import { lstat } from 'node:fs/promises';
+import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
@@ -5,6 +7,7 @@ import { findActiveWorkspaceId } from './active-workspace.js';
 import { readGitState } from './git-state.js';
 import type { Actor } from '../auth/actor.js';
 import { auditWorkspace } from './workspace-audit.js';
+import { identityColumns, presentGitEntries } from './workspace-integrity.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 import { gitStateColumns, toWorkspaceView, type WorkspaceView } from './workspace-view.js';
 
@@ -21,22 +24,25 @@ function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
- * Registers a directory as a shared workspace, stored by its real path with a first Git refresh.
+ * Registers a directory as a shared workspace, stored by its real path, its identity (device and
+ * inode, checked at every later use) and which of `.git`'s redirecting entries it has now, with a
+ * first Git refresh.
  * It does not become the caller's active workspace; the first one registered is everyone's
  * default until they switch (CONTRACT §5).
  */
 export async function addWorkspace(
   store: Store,
-  allowedRoots: readonly string[],
+  config: Pick<Config, 'DATABASE_URL' | 'WORKSPACE_ALLOWED_ROOTS'>,
   actor: Actor,
   input: NewWorkspace,
 ): Promise<WorkspaceView> {
-  const path = await resolveWorkspacePath(input.path, allowedRoots);
+  const path = await resolveWorkspacePath(input.path, config);
   if (await store.db.workspace.findUnique({ where: { path } })) throw duplicate(path);
-  const state = await readGitState(path);
   const id = newId();
+  const record = { id, path, ...identityColumns(await lstat(path)), gitEntries: await presentGitEntries(path) };
+  const state = await readGitState(store, config, record);
   const workspace = await store.db.workspace
-    .create({ data: { id, name: input.name, path, description: input.description ?? '', ...gitStateColumns(state) } })
+    .create({ data: { ...record, name: input.name, description: input.description ?? '', ...gitStateColumns(state) } })
     .catch((error: unknown) => {
       // Two concurrent adds of one directory: the unique path column decides, the loser is told why.
       throw isUniqueViolation(error) ? duplicate(path) : error;

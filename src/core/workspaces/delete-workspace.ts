@@ -17,7 +17,7 @@ export async function deleteWorkspace(
   hasLiveTerminalUnder: LiveTerminalCheck,
   actor: Actor,
   workspaceId: string,
-): Promise<void> {
+): Promise<{ path: string }> {
   const workspace = await requireWorkspace(store, workspaceId);
   if (hasLiveTerminalUnder(workspace.path)) {
     throw new AppError('WORKSPACE_ERROR', 'A terminal is running inside this workspace; close it first', {
@@ -30,4 +30,5 @@ export async function deleteWorkspace(
   ]);
   if (removed.count === 0) throw AppError.notFound('Workspace');
   await auditWorkspace(store, actor, 'deleted', { workspaceId: workspace.id, name: workspace.name, path: workspace.path });
+  return { path: workspace.path };
 }

@@ -1,7 +1,8 @@
+import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
-import { findActiveWorkspace, type WorkspaceRef } from './active-workspace.js';
-import { directoryPresence } from './git-state.js';
-import { listWorkspaceFiles, type EntryType } from './workspace-files.js';
+import { findActiveWorkspace, toWorkspaceRef, type WorkspaceRef } from './active-workspace.js';
+import { checkWorkspace } from './workspace-integrity.js';
+import type { EntryType, WorkspaceFiles } from './workspace-files.js';
 import { shownGitState, type WorkspaceStatus } from './workspace-view.js';
 
 /** Top-level entries shown to the model; a prompt has no room for more. */
@@ -18,18 +19,26 @@ export interface WorkspaceDescription {
   truncated: boolean;
 }
 
+export interface DescribeDeps {
+  store: Store;
+  config: Pick<Config, 'DATABASE_URL'>;
+  files: WorkspaceFiles;
+}
+
 /**
  * A workspace for the chat engine's workspace_context: its stored Git state and its top-level
- * entries, sorted by name. Null stays null (no workspace is registered).
+ * entries, sorted by name, listed by the workspace's confined file helper. A workspace that is
+ * missing or no longer the registered directory (CONTRACT §11) is described as such, unlisted.
+ * Null stays null (no workspace is registered).
  */
-export async function describeWorkspace(workspace: WorkspaceRef | null): Promise<WorkspaceDescription | null> {
+export async function describeWorkspace(deps: DescribeDeps, workspace: WorkspaceRef | null): Promise<WorkspaceDescription | null> {
   if (!workspace) return null;
-  const missing = (await directoryPresence(workspace.path)) === 'missing';
+  const check = await checkWorkspace(deps.store, deps.config, workspace);
   const { id, name, path } = workspace;
-  const { status, branch } = shownGitState(workspace, missing);
-  const listing = missing
-    ? { entries: [], truncated: false }
-    : await listWorkspaceFiles(path, '.', { maxEntries: MAX_DESCRIBED_ENTRIES }).catch(() => ({ entries: [], truncated: false }));
+  const { status, branch } = check.ok ? shownGitState(workspace, false) : { status: check.status, branch: '' };
+  const listing = check.ok
+    ? await deps.files.list(path, '.', { maxEntries: MAX_DESCRIBED_ENTRIES }).catch(() => ({ entries: [], truncated: false }))
+    : { entries: [], truncated: false };
   return {
     id,
     name,
@@ -42,6 +51,7 @@ export async function describeWorkspace(workspace: WorkspaceRef | null): Promise
 }
 
 /** The caller's active workspace described (see describeWorkspace). */
-export async function describeActiveWorkspace(store: Store, userId: string): Promise<WorkspaceDescription | null> {
-  return describeWorkspace(await findActiveWorkspace(store, userId));
+export async function describeActiveWorkspace(deps: DescribeDeps, userId: string): Promise<WorkspaceDescription | null> {
+  const active = await findActiveWorkspace(deps.store, userId);
+  return describeWorkspace(deps, active === null ? null : toWorkspaceRef(active));
 }

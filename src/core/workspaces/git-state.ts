@@ -1,7 +1,9 @@
 import { stat } from 'node:fs/promises';
-import type { SimpleGit, StatusResult } from 'simple-git';
+import type { Config } from '../config/load-config.js';
+import type { Store } from '../db/store.js';
 import { AppError } from '../errors/app-error.js';
-import { gitFor, gitMessage } from './git-client.js';
+import { runGit } from './confined-git.js';
+import { checkWorkspace, type WorkspaceRecord } from './workspace-integrity.js';
 import { noChanges, type GitState, type WorkspaceChanges } from './workspace-view.js';
 
 export type DirectoryPresence = 'present' | 'missing' | 'unreadable';
@@ -17,47 +19,62 @@ export async function directoryPresence(path: string): Promise<DirectoryPresence
 }
 
 /**
- * Whether the directory lies inside a Git work tree. A subdirectory of a repository counts (it is
- * inside the work tree, and Git commands run there act on that repository); a `.git` directory or
- * a bare repository answers "false" and counts as not_git, as does "not a git repository".
- * Any other failure is thrown.
+ * A workspace that Git may run in (branches, switch-branch): intact (workspace-integrity.ts) and
+ * a repository of its own; anything else is the client's problem, 400 WORKSPACE_ERROR.
  */
-export async function isInsideWorkTree(git: SimpleGit): Promise<boolean> {
-  try {
-    return (await git.raw(['rev-parse', '--is-inside-work-tree'])).trim() === 'true';
-  } catch (error) {
-    if (/not a git repository/i.test(gitMessage(error))) return false;
-    throw error;
+export async function requireRepository(store: Store, config: Pick<Config, 'DATABASE_URL'>, workspace: WorkspaceRecord): Promise<void> {
+  const check = await checkWorkspace(store, config, workspace);
+  if (!check.ok) throw new AppError('WORKSPACE_ERROR', `Workspace is ${check.status}: ${check.reason}`, { details: { status: check.status } });
+  if (check.repository === 'none') throw new AppError('WORKSPACE_ERROR', `Workspace is not a Git repository: ${workspace.path}`);
+  if (check.repository === 'tampered') {
+    throw new AppError('WORKSPACE_ERROR', `Git is not run in this workspace: ${check.gitProblem ?? 'its repository points outside it'}`, { details: { status: 'error' } });
   }
-}
-
-/**
- * A Git client for a workspace that must be a work tree (branches, switch-branch): a missing
- * directory or one outside any repository is the client's problem, 400 WORKSPACE_ERROR.
- */
-export async function requireWorkTree(path: string): Promise<SimpleGit> {
-  const presence = await directoryPresence(path);
-  if (presence !== 'present') throw new AppError('WORKSPACE_ERROR', `Workspace directory is ${presence}: ${path}`);
-  const git = await gitFor(path);
-  if (!(await isInsideWorkTree(git))) throw new AppError('WORKSPACE_ERROR', `Workspace is not a Git repository: ${path}`);
-  return git;
 }
 
 /**
  * Porcelain XY codes counted once per file: `?` untracked, an `A` in the index added, a `D` on
- * either side deleted, everything else (M, R, C, T, and unmerged U) modified. The counts cover the
- * whole repository, also when the workspace is one of its subdirectories.
+ * either side deleted, everything else (M, R, C, T, and unmerged) modified.
  */
-export function countChanges(files: StatusResult['files']): WorkspaceChanges {
+function countEntry(changes: WorkspaceChanges, x: string, y: string): void {
+  if (x === '?') changes.untracked++;
+  else if (x === 'A') changes.added++;
+  else if (x === 'D' || y === 'D') changes.deleted++;
+  else changes.modified++;
+}
+
+/**
+ * `git status --porcelain=v2 --branch -z`: headers `# branch.head|upstream|ab …`, then one
+ * NUL-ended record per path (a rename's record is followed by its original path, skipped here).
+ */
+export function parseStatus(output: string): Omit<GitState, 'status'> & { dirty: boolean } {
   const changes = { ...noChanges };
-  for (const file of files) {
-    if (file.index === '?') changes.untracked++;
-    else if (file.index === '!') continue;
-    else if (file.index === 'A') changes.added++;
-    else if (file.index === 'D' || file.working_dir === 'D') changes.deleted++;
-    else changes.modified++;
+  let branch = '';
+  let upstream = false;
+  let ahead = 0;
+  let behind = 0;
+  const records = output.split('\0');
+  for (let index = 0; index < records.length; index++) {
+    const record = records[index] ?? '';
+    if (record.startsWith('# branch.head ')) {
+      const head = record.slice('# branch.head '.length);
+      // A detached HEAD is reported "HEAD", as `git status` itself says: Git refuses that as a
+      // branch name, so it is never mistaken for one.
+      branch = head === '(detached)' ? 'HEAD' : head;
+    } else if (record.startsWith('# branch.upstream ')) {
+      upstream = true;
+    } else if (record.startsWith('# branch.ab ')) {
+      const match = /^# branch\.ab \+(\d+) -(\d+)$/.exec(record);
+      ahead = Number(match?.[1] ?? 0);
+      behind = Number(match?.[2] ?? 0);
+    } else if (record.startsWith('? ')) {
+      countEntry(changes, '?', '?');
+    } else if (/^[12u] /.test(record)) {
+      countEntry(changes, record[2] ?? '.', record[3] ?? '.');
+      if (record.startsWith('2 ')) index++;
+    }
   }
-  return changes;
+  const dirty = Object.values(changes).some((count) => count > 0);
+  return { branch, changes, ahead: upstream ? ahead : 0, behind: upstream ? behind : 0, dirty };
 }
 
 const notRepository = (status: 'missing' | 'not_git' | 'error'): GitState => ({
@@ -69,29 +86,17 @@ const notRepository = (status: 'missing' | 'not_git' | 'error'): GitState => ({
 });
 
 /**
- * Branch, status, changes and ahead/behind of a workspace, never throwing: a broken repository is
- * status `error`, so one bad workspace cannot fail a refresh of all of them.
- *
- * A detached HEAD reports branch "HEAD" (what `git status` itself prints): Git refuses "HEAD" as a
- * branch name, so it can never be mistaken for a real branch, and it costs no extra Git call.
- * An unborn branch (a repository with no commits yet) reports its name.
+ * Branch, status, changes and ahead/behind of a workspace, never throwing: a broken or
+ * tampered repository is status `error`, so one bad workspace cannot fail a refresh of all.
  */
-export async function readGitState(path: string): Promise<GitState> {
-  const presence = await directoryPresence(path);
-  if (presence !== 'present') return notRepository(presence === 'missing' ? 'missing' : 'error');
+export async function readGitState(store: Store, config: Pick<Config, 'DATABASE_URL'>, workspace: WorkspaceRecord): Promise<GitState> {
+  const check = await checkWorkspace(store, config, workspace);
+  if (!check.ok) return notRepository(check.status);
+  if (check.repository === 'none') return notRepository('not_git');
+  if (check.repository === 'tampered') return notRepository('error');
   try {
-    const git = await gitFor(path);
-    if (!(await isInsideWorkTree(git))) return notRepository('not_git');
-    const status = await git.status();
-    const changes = countChanges(status.files);
-    const dirty = Object.values(changes).some((count) => count > 0);
-    return {
-      status: dirty ? 'dirty' : 'clean',
-      branch: status.detached ? 'HEAD' : (status.current ?? ''),
-      changes,
-      ahead: status.tracking ? status.ahead : 0,
-      behind: status.tracking ? status.behind : 0,
-    };
+    const { dirty, ...state } = parseStatus(await runGit(workspace.path, ['status', '--porcelain=v2', '--branch', '-z']));
+    return { status: dirty ? 'dirty' : 'clean', ...state };
   } catch {
     return notRepository('error');
   }

@@ -1,7 +1,8 @@
+import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
+import { inWorkspaceGit, runGit } from './confined-git.js';
 import { requireWorkspace } from './find-workspace.js';
-import { inWorkspaceGit } from './git-client.js';
-import { requireWorkTree } from './git-state.js';
+import { requireRepository } from './git-state.js';
 
 export interface BranchEntry {
   name: string;
@@ -42,16 +43,16 @@ function parseBranchRefs(output: string, currentRef: string): BranchEntry[] {
  * The workspace's local branches in ref-name order, marking the checked-out one. An unborn branch
  * (a repository with no commit yet) has no ref to list, so it is put first, current, with no commit.
  */
-export async function listBranches(store: Store, workspaceId: string): Promise<BranchEntry[]> {
+export async function listBranches(store: Store, config: Pick<Config, 'DATABASE_URL'>, workspaceId: string): Promise<BranchEntry[]> {
   const workspace = await requireWorkspace(store, workspaceId);
-  const [refs, head] = await inWorkspaceGit(async () => {
-    const git = await requireWorkTree(workspace.path);
-    return Promise.all([
-      git.raw(['for-each-ref', FORMAT, HEADS]),
-      // -q: a detached HEAD prints nothing instead of failing.
-      git.raw(['symbolic-ref', '-q', 'HEAD']),
-    ]);
-  });
+  await requireRepository(store, config, workspace);
+  const [refs, head] = await inWorkspaceGit(() =>
+    Promise.all([
+      runGit(workspace.path, ['for-each-ref', FORMAT, HEADS]),
+      // -q: a detached HEAD prints nothing; its exit code 1 is then no failure.
+      runGit(workspace.path, ['symbolic-ref', '-q', 'HEAD']).catch(() => ''),
+    ]),
+  );
   const currentRef = head.trim();
   const branches = parseBranchRefs(refs, currentRef);
   if (currentRef.startsWith(HEADS) && !branches.some((branch) => branch.current)) {

@@ -1,165 +1,254 @@
-import { constants, type Dirent, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
-import { resolveInsideWorkspace } from './confined-path.js';
+import type { Logger } from '../logger.js';
+import { workspaceSandboxArguments } from '../sandbox/bwrap-arguments.js';
+import type { SandboxState } from '../sandbox/sandbox-state.js';
+import type { DirectoryListing, FileContent, WrittenFile } from './file-helper/file-operations.mjs';
+import type { HelperCall } from './file-helper/helper-protocol.mjs';
+import { helperProgram } from './file-helper/helper-script.js';
 
-// The file helpers the chat engine's tools use (list_files, read_file, write_file). Every path is
-// confined to the workspace root by resolveInsideWorkspace; the final open uses O_NOFOLLOW, so a
-// symbolic link swapped in after the check is refused instead of followed.
+export type { DirectoryListing, EntryType, FileContent, FileEntry, WrittenFile } from './file-helper/file-operations.mjs';
 
-export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
-
-export interface FileEntry {
-  name: string;
-  type: EntryType;
-  /** Bytes, for regular files. */
-  size?: number;
-}
-
-export interface DirectoryListing {
-  path: string;
-  entries: FileEntry[];
-  truncated: boolean;
-}
-
-export interface FileContent {
-  path: string;
-  size: number;
-  content: string;
-  truncated: boolean;
-}
-
-export interface WrittenFile {
-  path: string;
-  size: number;
-  created: boolean;
-}
+// The model's file tools, run by one long-lived helper process per workspace (CONTRACT §11).
+// Each helper lives in a bubblewrap sandbox whose mount namespace holds the read-only system and
+// that one workspace: whatever a symbolic link, a `..` or a directory swapped mid-call makes of a
+// path, the helper has nothing else to reach (not another workspace, not the service's files,
+// not /etc/shadow). The service process itself never opens a workspace path. Starting bubblewrap
+// for each call would cost 10–15 ms; a helper answers in well under one.
 
 export const DEFAULT_MAX_ENTRIES = 1000;
 export const DEFAULT_MAX_READ_BYTES = 256 * 1024;
 
-export function entryType(entry: Dirent | Stats): EntryType {
-  if (entry.isSymbolicLink()) return 'symlink';
-  if (entry.isFile()) return 'file';
-  if (entry.isDirectory()) return 'directory';
-  return 'other';
+/** A call the helper has not answered by then ends the helper (a hung disk, a hostile FIFO). */
+const CALL_TIMEOUT_MS = 15_000;
+/** A helper nobody has used for this long is ended; the next call starts a new one. */
+const IDLE_TIMEOUT_MS = 10 * 60 * 1000;
+/** Helpers alive at once; past it the least recently used ends. */
+const MAX_HELPERS = 16;
+const HELPER_TMP_BYTES = 16 * 1024 * 1024;
+/** The helper's V8 heap: enough for a 1 MB write and a large listing, not for a runaway. */
+const HELPER_HEAP_MB = 128;
+/** A reply line longer than this is no reply of the helper's: it is ended. */
+const MAX_REPLY_CHARS = 16 * 1024 * 1024;
+
+// The helper is a separate process, and one whose workspace a command may have filled with
+// anything: its replies are checked like any other input.
+const entrySchema = z.object({ name: z.string(), type: z.enum(['file', 'directory', 'symlink', 'other']), size: z.number().optional() });
+const replySchema = z.discriminatedUnion('ok', [
+  z.object({ id: z.number(), ok: z.literal(true), result: z.unknown() }),
+  z.object({ id: z.number(), ok: z.literal(false), code: z.string(), message: z.string().max(10_000) }),
+]);
+const listingSchema = z.object({ path: z.string(), entries: z.array(entrySchema), truncated: z.boolean() });
+const contentSchema = z.object({ path: z.string(), size: z.number(), content: z.string(), truncated: z.boolean() });
+const writtenSchema = z.object({ path: z.string(), size: z.number(), created: z.boolean() });
+
+interface Pending {
+  resolve: (result: unknown) => void;
+  reject: (error: AppError) => void;
+  timer: NodeJS.Timeout;
 }
 
-/** File-system failures as the client's problem; anything unexpected stays an internal error. */
-function fileError(error: unknown, path: string): unknown {
-  if (error instanceof AppError) return error;
-  switch ((error as NodeJS.ErrnoException).code) {
-    case 'ENOENT':
-      return new AppError('WORKSPACE_ERROR', `No such file or directory: ${path}`);
-    case 'ENOTDIR':
-    case 'EEXIST':
-      return new AppError('WORKSPACE_ERROR', `Not a directory: ${path}`);
-    case 'EISDIR':
-      return new AppError('WORKSPACE_ERROR', `Is a directory: ${path}`);
-    case 'EACCES':
-    case 'EPERM':
-      return new AppError('WORKSPACE_ERROR', `Permission denied: ${path}`);
-    case 'ENXIO':
-      return new AppError('WORKSPACE_ERROR', `Not a regular file: ${path}`);
-    case 'ELOOP':
-      // O_NOFOLLOW met a link where the check saw none: it was swapped in meanwhile.
-      return new AppError('SECURITY_VIOLATION', `Refusing to follow a symbolic link: ${path}`);
-    default:
-      return error;
+const helperFailed = (message: string) => new AppError('TOOL_EXECUTION_ERROR', message);
+
+function refusal(code: string, message: string): AppError {
+  if (code === 'WORKSPACE_ERROR' || code === 'SECURITY_VIOLATION' || code === 'INVALID_REQUEST') return new AppError(code, message);
+  return helperFailed(`The file operation failed: ${message}`);
+}
+
+/** One workspace's helper process. */
+class FileHelper {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private ended = false;
+  lastUsed = Date.now();
+
+  private constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    private readonly onEnd: () => void,
+    logger: Logger | undefined,
+  ) {
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4096);
+    });
+    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      this.receive(line);
+    });
+    child.on('error', () => {
+      this.end('The file helper could not be started');
+    });
+    child.on('exit', (code, signal) => {
+      if (!this.ended && (code !== 0 || signal !== null)) logger?.warn({ code, signal, stderr }, 'a workspace file helper ended');
+      this.end('The file helper ended');
+    });
+    child.stdin.on('error', () => undefined);
   }
-}
 
-/** Sorted entries of a directory of the workspace, at most `maxEntries` of them. */
-export async function listWorkspaceFiles(
-  root: string,
-  relativePath = '.',
-  options: { maxEntries?: number } = {},
-): Promise<DirectoryListing> {
-  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-  try {
-    const place = await resolveInsideWorkspace(root, relativePath);
-    const all = await readdir(place.target, { withFileTypes: true });
-    all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const shown = all.slice(0, maxEntries);
-    const entries = await Promise.all(
-      shown.map(async (entry): Promise<FileEntry> => {
-        const type = entryType(entry);
-        if (type !== 'file') return { name: entry.name, type };
-        const size = await lstat(join(place.target, entry.name)).then((info) => info.size, () => undefined);
-        return size === undefined ? { name: entry.name, type } : { name: entry.name, type, size };
-      }),
-    );
-    return { path: place.relative, entries, truncated: all.length > shown.length };
-  } catch (error) {
-    throw fileError(error, relativePath);
+  static async start(root: string, sandbox: SandboxState, onEnd: () => void, logger: Logger | undefined): Promise<FileHelper> {
+    const program = await helperProgram();
+    const inside = '/run/assistant-helper';
+    const node = [process.execPath, `--max-old-space-size=${HELPER_HEAP_MB}`, '--no-warnings'];
+    const env = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
+    let child: ChildProcessWithoutNullStreams;
+    if (sandbox.mode === 'bwrap') {
+      const args = workspaceSandboxArguments({
+        userNamespace: sandbox.userNamespace,
+        workspace: root,
+        writable: true,
+        tmpBytes: HELPER_TMP_BYTES,
+        runtime: [{ source: program.folder, target: inside }],
+      });
+      child = spawn('bwrap', [...args, ...node, `${inside}/${program.entry}`, root], { env, stdio: 'pipe' });
+    } else {
+      // SANDBOX=none: the operator chose to run commands unconfined; the helper is a plain process.
+      child = spawn(node[0] ?? 'node', [...node.slice(1), `${program.folder}/${program.entry}`, root], { env, cwd: root, stdio: 'pipe' });
+    }
+    return new FileHelper(child, onEnd, logger);
   }
-}
 
-/**
- * A regular file's text, at most `maxBytes` of it (`truncated` says when there was more; a
- * character cut by the limit is dropped, not garbled). O_NONBLOCK keeps a FIFO from hanging the
- * open; fstat on the opened descriptor then refuses anything but a regular file.
- */
-export async function readWorkspaceFile(
-  root: string,
-  relativePath: string,
-  options: { maxBytes?: number } = {},
-): Promise<FileContent> {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
-  try {
-    const place = await resolveInsideWorkspace(root, relativePath);
-    const handle = await open(place.target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  call(request: HelperCall): Promise<unknown> {
+    if (this.ended) return Promise.reject(helperFailed('The file helper ended'));
+    const id = this.nextId++;
+    this.lastUsed = Date.now();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.end('The file operation took too long and was stopped');
+      }, CALL_TIMEOUT_MS);
+      this.pending.set(id, { resolve, reject, timer });
+      this.child.stdin.write(`${JSON.stringify({ ...request, id })}\n`);
+    });
+  }
+
+  end(reason: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.child.kill('SIGKILL');
+    for (const { reject, timer } of this.pending.values()) {
+      clearTimeout(timer);
+      reject(helperFailed(reason));
+    }
+    this.pending.clear();
+    this.onEnd();
+  }
+
+  private receive(line: string): void {
+    if (line.length > MAX_REPLY_CHARS) {
+      this.end('The file helper answered nonsense');
+      return;
+    }
+    let parsed: z.infer<typeof replySchema>;
     try {
-      const info = await handle.stat();
-      if (!info.isFile()) throw new AppError('WORKSPACE_ERROR', `Not a regular file: ${relativePath}`);
-      const buffer = Buffer.alloc(Math.min(info.size, maxBytes));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      const content = new StringDecoder('utf8').write(buffer.subarray(0, bytesRead));
-      return { path: place.relative, size: info.size, content, truncated: info.size > bytesRead };
-    } finally {
-      await handle.close();
+      parsed = replySchema.parse(JSON.parse(line));
+    } catch {
+      this.end('The file helper answered nonsense');
+      return;
     }
-  } catch (error) {
-    throw fileError(error, relativePath);
+    const waiting = this.pending.get(parsed.id);
+    if (!waiting) return;
+    this.pending.delete(parsed.id);
+    clearTimeout(waiting.timer);
+    if (parsed.ok) waiting.resolve(parsed.result);
+    else waiting.reject(refusal(parsed.code, parsed.message));
   }
 }
 
-/**
- * Writes text to a file of the workspace, making missing parent directories inside it. Only a
- * regular file with a single link is overwritten: a hard link would carry the write to a file
- * elsewhere, and a device or FIFO is no file to write. The checks run on the opened descriptor,
- * and the file is truncated only after they pass.
- */
-export async function writeWorkspaceFile(root: string, relativePath: string, content: string): Promise<WrittenFile> {
-  try {
-    const place = await resolveInsideWorkspace(root, relativePath);
-    if (place.target === place.root) throw new AppError('WORKSPACE_ERROR', 'Cannot write to the workspace directory itself');
-    // A repository's config and hooks name programs Git runs by itself: not for a tool to write.
-    if (place.relative.split(sep).includes('.git')) {
-      throw new AppError('SECURITY_VIOLATION', `Writing inside a repository's .git is refused: ${relativePath}`);
-    }
-    const parent = dirname(place.target);
-    await mkdir(parent, { recursive: true });
-    // mkdir follows links: a directory swapped for a link meanwhile shows up as a different real path.
-    if ((await realpath(parent)) !== parent) throw new AppError('SECURITY_VIOLATION', `Path is outside the workspace: ${relativePath}`);
-    const before = await lstat(place.target).catch(() => null);
-    if (before && !before.isFile()) throw new AppError('WORKSPACE_ERROR', `Not a regular file: ${relativePath}`);
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-    const handle = await open(place.target, flags, 0o666);
-    try {
-      const info = await handle.stat();
-      if (!info.isFile()) throw new AppError('WORKSPACE_ERROR', `Not a regular file: ${relativePath}`);
-      if (info.nlink > 1) throw new AppError('SECURITY_VIOLATION', `Refusing to write a file with several hard links: ${relativePath}`);
-      await handle.truncate(0);
-      const data = Buffer.from(content, 'utf8');
-      await handle.writeFile(data);
-      return { path: place.relative, size: data.length, created: before === null };
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    throw fileError(error, relativePath);
+/** The helpers of this service, one per workspace root, started on first use. */
+export class WorkspaceFiles {
+  private readonly helpers = new Map<string, Promise<FileHelper>>();
+  private readonly sweep: NodeJS.Timeout;
+
+  constructor(
+    private readonly sandbox: SandboxState,
+    private readonly logger?: Logger,
+  ) {
+    this.sweep = setInterval(() => {
+      this.endIdle();
+    }, 60_000);
+    this.sweep.unref();
   }
+
+  async list(root: string, path = '.', options: { maxEntries?: number } = {}): Promise<DirectoryListing> {
+    const result = await this.call(root, { op: 'list', path, maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES });
+    return checked(listingSchema, result);
+  }
+
+  async read(root: string, path: string, options: { maxBytes?: number } = {}): Promise<FileContent> {
+    const result = await this.call(root, { op: 'read', path, maxBytes: options.maxBytes ?? DEFAULT_MAX_READ_BYTES });
+    return checked(contentSchema, result);
+  }
+
+  async write(root: string, path: string, content: string): Promise<WrittenFile> {
+    return checked(writtenSchema, await this.call(root, { op: 'write', path, content }));
+  }
+
+  /** Ends the helper of a workspace that is no longer registered. */
+  forget(root: string): void {
+    const helper = this.helpers.get(root);
+    this.helpers.delete(root);
+    void helper?.then((running) => {
+      running.end('The workspace was removed');
+    }, () => undefined);
+  }
+
+  close(): void {
+    clearInterval(this.sweep);
+    for (const root of [...this.helpers.keys()]) this.forget(root);
+  }
+
+  private async call(root: string, request: HelperCall): Promise<unknown> {
+    if (this.sandbox.mode === 'unavailable') {
+      throw new AppError('TOOL_EXECUTION_ERROR', `File tools need the sandbox, which does not work here: ${this.sandbox.problem ?? ''}`);
+    }
+    const helper = await this.helperFor(root);
+    return helper.call(request);
+  }
+
+  private helperFor(root: string): Promise<FileHelper> {
+    let helper = this.helpers.get(root);
+    if (helper) {
+      // Kept in order of use, so the one evicted for room is the least recently used.
+      this.helpers.delete(root);
+      this.helpers.set(root, helper);
+    } else {
+      this.makeRoom();
+      const started = FileHelper.start(
+        root,
+        this.sandbox,
+        () => {
+          if (this.helpers.get(root) === started) this.helpers.delete(root);
+        },
+        this.logger,
+      );
+      helper = started;
+      this.helpers.set(root, started);
+      started.catch(() => {
+        if (this.helpers.get(root) === started) this.helpers.delete(root);
+      });
+    }
+    return helper;
+  }
+
+  private makeRoom(): void {
+    if (this.helpers.size < MAX_HELPERS) return;
+    const oldest = this.helpers.keys().next();
+    if (!oldest.done) this.forget(oldest.value);
+  }
+
+  private endIdle(): void {
+    const now = Date.now();
+    for (const [root, helper] of this.helpers) {
+      void helper.then((running) => {
+        if (now - running.lastUsed > IDLE_TIMEOUT_MS && this.helpers.get(root) === helper) this.forget(root);
+      }, () => undefined);
+    }
+  }
+}
+
+function checked<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw helperFailed('The file helper answered nonsense');
+  return parsed.data;
 }

@@ -2,7 +2,9 @@ import { constants } from 'node:fs';
 import { access, readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { AppError } from '../errors/app-error.js';
+import type { Config } from '../config/load-config.js';
 import { isPathInside } from '../paths/path-inside.js';
+import { registrationProblem, servicePaths } from './workspace-rules.js';
 
 /**
  * Top-level directories that never become a workspace (CONTRACT §1), besides every `/lib*` (read as
@@ -50,7 +52,8 @@ export async function isUnderAllowedRoot(realPath: string, allowedRoots: readonl
  * same directory reached through a link or a `..` is then recognised as a duplicate, and the
  * system-directory and allowed-roots checks judge where the path really leads.
  */
-export async function resolveWorkspacePath(path: string, allowedRoots: readonly string[]): Promise<string> {
+export async function resolveWorkspacePath(path: string, config: Pick<Config, 'DATABASE_URL' | 'WORKSPACE_ALLOWED_ROOTS'>): Promise<string> {
+  const allowedRoots = config.WORKSPACE_ALLOWED_ROOTS;
   if (!isAbsolute(path)) throw refuse(`Workspace path must be absolute: ${path}`);
   let realPath: string;
   try {
@@ -67,6 +70,8 @@ export async function resolveWorkspacePath(path: string, allowedRoots: readonly 
     throw refuse(`Workspace path is not readable: ${path}`);
   }
   if (await isSystemPath(realPath)) throw refuse(`A system directory cannot be a workspace: ${realPath}`);
+  const problem = registrationProblem(realPath, servicePaths(config));
+  if (problem !== null) throw refuse(`Not allowed as a workspace: ${problem}`);
   if (allowedRoots.length > 0 && !(await isUnderAllowedRoot(realPath, allowedRoots))) {
     throw refuse(`Workspace path is outside WORKSPACE_ALLOWED_ROOTS: ${realPath}`);
   }

@@ -10,6 +10,8 @@ export const terminalViewSchema = z.object({
   lastExitCode: z.number().int().nullable(),
   createdAt: z.string(),
   lastActivity: z.string(),
+  // Why the service ended the terminal itself (CONTRACT §11), once it did.
+  details: z.object({ reason: z.string() }).optional(),
 });
 
 /**

@@ -26,6 +26,11 @@ export const getStatusOutput = z.object({
   database: z.enum(['sqlite', 'postgresql']),
   providers: z.object(providerSettings),
   sandbox: z.enum(['bwrap', 'none', 'unavailable']),
+  // CONTRACT §11: how commands reach the network, how their limits hold, and, when commands
+  // are refused, why.
+  sandboxNetwork: z.enum(['proxy', 'none', 'host']),
+  limits: z.enum(['cgroup', 'per-process']),
+  sandboxProblem: z.string().optional(),
   systemCommands: z.boolean(),
   redis: z.enum(['unused', 'ok', 'unreachable']),
   error: z

@@ -11,6 +11,6 @@ export const addWorkspaceProcedure = requirePermission('workspaces:switch', {
   .output(addWorkspaceOutput)
   .mutation(async ({ ctx, input }) => {
     const actor = { user: ctx.user, ip: ctx.ip };
-    const workspace = await addWorkspace(ctx.store, ctx.config.WORKSPACE_ALLOWED_ROOTS, actor, input);
+    const workspace = await addWorkspace(ctx.store, ctx.config, actor, input);
     return { success: true, workspaceId: workspace.id, workspace };
   });

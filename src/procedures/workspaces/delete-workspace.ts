@@ -1,4 +1,5 @@
 import { deleteWorkspace } from '../../core/workspaces/delete-workspace.js';
+import { releaseRemovedWorkspace } from '../../core/workspaces/workspace-removal.js';
 import { requirePermission } from '../guards.js';
 import { successMessageOutput } from '../schemas/common.js';
 import { deleteWorkspaceInput, deleteWorkspaceMeta } from './delete-workspace.types.js';
@@ -12,6 +13,8 @@ export const deleteWorkspaceProcedure = requirePermission('workspaces:switch', {
   .output(successMessageOutput)
   .mutation(async ({ ctx, input }) => {
     const hasLiveTerminalUnder = (path: string) => ctx.terminals.hasLiveTerminalUnder(path);
-    await deleteWorkspace(ctx.store, hasLiveTerminalUnder, { user: ctx.user, ip: ctx.ip }, input.workspaceId);
+    const actor = { user: ctx.user, ip: ctx.ip };
+    const removed = await deleteWorkspace(ctx.store, hasLiveTerminalUnder, actor, input.workspaceId);
+    await releaseRemovedWorkspace(ctx, actor, removed.path);
     return { success: true, message: 'Workspace removed; its files were not touched' };
   });

@@ -6,4 +6,4 @@ export const listBranchesProcedure = requirePermission('workspaces:list', { rate
   .meta(listBranchesMeta)
   .input(listBranchesInput)
   .output(listBranchesOutput)
-  .query(async ({ ctx, input }) => ({ branches: await listBranches(ctx.store, input.workspaceId) }));
+  .query(async ({ ctx, input }) => ({ branches: await listBranches(ctx.store, ctx.config, input.workspaceId) }));

@@ -7,4 +7,4 @@ export const refreshAllWorkspacesProcedure = requirePermission('workspaces:switc
   .meta(refreshAllWorkspacesMeta)
   .input(noInput)
   .output(refreshAllWorkspacesOutput)
-  .mutation(async ({ ctx }) => ({ success: true, workspaces: await refreshAllWorkspaces(ctx.store, ctx.user.id) }));
+  .mutation(async ({ ctx }) => ({ success: true, workspaces: await refreshAllWorkspaces(ctx.store, ctx.config, ctx.user.id) }));

@@ -8,5 +8,5 @@ export const refreshWorkspaceProcedure = requirePermission('workspaces:switch', 
   .output(refreshWorkspaceOutput)
   .mutation(async ({ ctx, input }) => ({
     success: true,
-    workspace: await refreshWorkspace(ctx.store, ctx.user.id, input.workspaceId),
+    workspace: await refreshWorkspace(ctx.store, ctx.config, ctx.user.id, input.workspaceId),
   }));

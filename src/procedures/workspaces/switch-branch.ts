@@ -8,5 +8,5 @@ export const switchBranchProcedure = requirePermission('workspaces:switch', { ra
   .output(switchBranchOutput)
   .mutation(async ({ ctx, input }) => {
     const actor = { user: ctx.user, ip: ctx.ip };
-    return { success: true, currentBranch: await switchBranch(ctx.store, actor, input.workspaceId, input.branchName) };
+    return { success: true, currentBranch: await switchBranch(ctx.store, ctx.config, actor, input.workspaceId, input.branchName) };
   });
