@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { homedir, networkInterfaces } from 'node:os';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toolsForMode, type ToolContext } from '../../src/core/chat/chat-tools.js';
 import { toWorkspaceRef } from '../../src/core/workspaces/active-workspace.js';
 import { sqliteFilePath } from '../../src/core/db/create-db.js';
+import { probeSandbox } from '../../src/core/sandbox/sandbox-state.js';
 import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
 import { userWith } from '../helpers/callers.js';
 import { initRepository, makeFolder, type Folder } from '../helpers/fixture-folders.js';
@@ -321,6 +322,52 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
     rmSync(join(workspace.path, 'target'));
   });
 
+  it('turns a workspace replaced by a link or another folder into error: no terminal, tool or Git call uses it', async () => {
+    using victim = makeFolder();
+    initRepository(victim.path);
+    const added = (await svc.request('POST', '/api/workspaces/add', { json: { name: 'victim', path: victim.path } })).body;
+    const id = added.workspaceId as string;
+    for (const replacement of ['link', 'folder'] as const) {
+      renameSync(victim.path, `${victim.path}.real`);
+      if (replacement === 'link') symlinkSync(outside.path, victim.path);
+      else mkdirSync(victim.path);
+      try {
+        expect((await svc.request('POST', `/api/workspaces/${id}/refresh`)).body.workspace.status).toBe('error');
+        expectEnvelope(await svc.request('POST', '/api/terminals', { json: { workingDirectory: victim.path } }), 403, 'SECURITY_VIOLATION');
+        // A terminal made now does not bind it: a command cannot write there.
+        const fresh = (await svc.request('POST', '/api/terminals', { json: { workingDirectory: workspace.path } })).body.terminalId as string;
+        const planted = await runScript('into-victim.sh', `{ echo x > ${victim.path}/planted; } 2>/dev/null && echo written || echo refused`, fresh);
+        await svc.request('DELETE', `/api/terminals/${fresh}`);
+        expect(planted).toBe('refused');
+        expect(existsSync(join(outside.path, 'planted'))).toBe(false);
+        const deps = svc.service.deps;
+        const row = await deps.store.db.workspace.findUniqueOrThrow({ where: { id } });
+        const context: ToolContext = { deps, actor: { user: userWith('local', ['TheDude']), ip: '127.0.0.1' }, workspace: toWorkspaceRef(row) };
+        const read = toolsForMode('agent', context).find((tool) => tool.spec.name === 'read_file');
+        expect(await read?.run({ path: 'secret.txt' }, new AbortController().signal)).toMatchObject({ code: 'WORKSPACE_ERROR' });
+      } finally {
+        rmSync(victim.path, { recursive: true, force: true });
+        renameSync(`${victim.path}.real`, victim.path);
+      }
+    }
+    expect((await svc.request('POST', `/api/workspaces/${id}/refresh`)).body.workspace.status).toBe('clean');
+    await svc.request('DELETE', `/api/workspaces/${id}`);
+  });
+
+  it('ends the terminals that could write a workspace when it is removed, and audits why', async () => {
+    using doomed = makeFolder();
+    const id = (await svc.request('POST', '/api/workspaces/add', { json: { name: 'doomed', path: doomed.path } })).body.workspaceId as string;
+    // Started after the workspace was added, so its sandbox binds it (every terminal binds every workspace).
+    const writer = (await svc.request('POST', '/api/terminals', { json: { workingDirectory: workspace.path } })).body.terminalId as string;
+    expect((await execute(`touch ${doomed.path}/made && echo made`, writer)).body.output).toBe('made');
+    expect((await svc.request('DELETE', `/api/workspaces/${id}`)).status).toBe(200);
+    const view = (await svc.request('GET', `/api/terminals/${writer}`)).body;
+    expect(view).toMatchObject({ status: 'exited', details: { reason: 'workspace_removed' } });
+    const entries = (await svc.request('GET', '/api/audit/log?type=terminal&limit=20')).body.entries as { details: Record<string, unknown> }[];
+    expect(entries.some((entry) => entry.details.action === 'ended' && entry.details.terminalId === writer && entry.details.reason === 'workspace_removed')).toBe(true);
+    await svc.request('DELETE', `/api/terminals/${writer}`);
+  });
+
   it("ends a fork bomb's terminal within seconds and bounds memory, /tmp and file size; the service and other terminals keep answering", async () => {
     const victim = (await svc.request('POST', '/api/terminals', { json: { workingDirectory: workspace.path } })).body.terminalId as string;
     const bystander = (await svc.request('POST', '/api/terminals', { json: { workingDirectory: workspace.path } })).body.terminalId as string;
@@ -352,6 +399,16 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(Math.max(...answers)).toBeLessThan(2000);
     expect((await execute('echo still here', bystander)).body.output).toBe('still here');
+  });
+});
+
+describeWithSandbox('the start-up probe (CONTRACT §11)', () => {
+  it('finds a sandbox that would let commands make namespaces, and says so (it fails closed)', async () => {
+    // Without a user namespace of its own (and so without --disable-userns), root inside may
+    // make one: the probe must notice, and the service then refuses commands.
+    const weak = await probeSandbox('none', false);
+    expect(weak).toMatchObject({ ok: true, broken: ['a command can create a user namespace'] });
+    expect(await probeSandbox('proxy', true)).toEqual({ ok: true, broken: [] });
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Per-terminal limits that no command can lift (CONTRACT §11): memory (tmpfs pages included,
@@ -7,6 +7,9 @@ import { join } from 'node:path';
 // RLIMIT_AS bounds one process, not a fork bomb of them. A cgroup bounds the whole terminal.
 // cgroup v1 (separate `memory` and `pids` hierarchies) and v2 (one unified hierarchy) are both
 // understood; which one the host gives root is found at start-up by making a test group.
+
+/** Every group this service makes is named so; a terminal's is followed by its id. */
+const GROUP_PREFIX = 'assistant-';
 
 export interface CgroupSupport {
   version: 1 | 2;
@@ -94,12 +97,37 @@ export function detectCgroups(): CgroupSupport | null {
     try {
       const probe = TerminalCgroup.create(support, `probe-${process.pid}`, { memoryBytes: 64 * 1024 * 1024, processes: 16 });
       probe.remove();
+      removeEmptyGroups(support);
       return support;
     } catch {
       // This hierarchy is read-only here, or lacks a controller: try the next.
     }
   }
   return null;
+}
+
+/**
+ * Groups left by a service that was killed (its sandboxes died with it, so they are empty). The
+ * kernel refuses to remove a group that still holds processes, so another instance's live
+ * terminals on the same host are left alone (one made that very moment, before its shell joined
+ * it, could go: that terminal's start then fails and can be retried).
+ */
+function removeEmptyGroups(support: CgroupSupport): void {
+  for (const parent of new Set([support.parents.memory, support.parents.pids])) {
+    let names: string[];
+    try {
+      names = readdirSync(parent).filter((name) => name.startsWith(GROUP_PREFIX));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      try {
+        rmdirSync(join(parent, name));
+      } catch {
+        // In use: a live terminal of another instance.
+      }
+    }
+  }
 }
 
 /** One terminal's group(s): a memory limit and a process limit, and the files that join them. */
@@ -113,7 +141,7 @@ export class TerminalCgroup {
   ) {}
 
   static create(support: CgroupSupport, name: string, limits: TerminalLimits): TerminalCgroup {
-    const folderName = `assistant-${name}`;
+    const folderName = `${GROUP_PREFIX}${name}`;
     const folders = { memory: join(support.parents.memory, folderName), pids: join(support.parents.pids, folderName) };
     const group = new TerminalCgroup(folders, limits.processes);
     try {

@@ -67,6 +67,23 @@ function probeArguments(network: NetworkMode, userNamespace: boolean, script: st
 
 const unavailable = (base: Omit<SandboxState, 'mode' | 'problem'>, problem: string): SandboxState => ({ ...base, mode: 'unavailable', problem });
 
+export type ProbeResult = { ok: true; broken: string[] } | { ok: false; missing: boolean; message: string };
+
+/**
+ * Makes a sandbox exactly as a terminal's would be made and runs, inside it, what must fail
+ * there; `broken` lists each rule that did not hold (empty: the sandbox confines). Exported so
+ * tests can show that it fails closed.
+ */
+export async function probeSandbox(network: NetworkMode, userNamespace: boolean): Promise<ProbeResult> {
+  const needs = network === 'proxy' ? "\nfor tool in socat setsid; do command -v $tool >/dev/null || echo \"$tool is missing (the proxy's bridge needs it)\"; done" : '';
+  // The last line proves the script ran to its end inside the sandbox (bubblewrap's own
+  // failures print nothing on standard output).
+  const result = await runBwrap(probeArguments(network, userNamespace, `${PROBE_SCRIPT}${needs}\necho ${PROBE_DONE}`));
+  if (!result.ok) return result;
+  if (!result.stdout.includes(PROBE_DONE)) return { ok: false, missing: false, message: 'the probe did not run to its end' };
+  return { ok: true, broken: result.stdout.split('\n').filter((line) => line.trim() !== '' && line !== PROBE_DONE) };
+}
+
 /**
  * Decides the sandbox once at start-up (CONTRACT §4, §11). SANDBOX=auto and SANDBOX=bwrap both
  * require a working bubblewrap that confines as §11 demands: a sandbox is made exactly as a
@@ -81,30 +98,24 @@ export async function detectSandbox(config: Config): Promise<SandboxState> {
   const limits: LimitsMode = cgroups ? 'cgroup' : 'per-process';
   if (config.SANDBOX === 'none') return { mode: 'none', network: 'host', userNamespace: false, limits, cgroups, prlimit };
   const network = config.SANDBOX_NETWORK;
-  const needs = network === 'proxy' ? "\nfor tool in socat setsid; do command -v $tool >/dev/null || echo \"$tool is missing (the proxy's bridge needs it)\"; done" : '';
-  // The last line proves the script ran to its end inside the sandbox (bubblewrap's own
-  // failures print nothing on standard output).
-  const script = `${PROBE_SCRIPT}${needs}\necho ${PROBE_DONE}`;
   // The user namespace is preferred; a host that refuses one still gets a sandbox, which the
   // probe then holds to the same rules.
   let userNamespace = true;
-  let result = await runBwrap(probeArguments(network, true, script));
+  let result = await probeSandbox(network, true);
   if (!result.ok && !result.missing) {
     userNamespace = false;
-    result = await runBwrap(probeArguments(network, false, script));
+    result = await probeSandbox(network, false);
   }
-  if (result.ok && !result.stdout.includes(PROBE_DONE)) result = { ok: false, missing: false, message: 'the probe did not run to its end' };
   const base = { network, userNamespace, limits, cgroups, prlimit };
   if (!result.ok) {
     const failure = result.missing ? 'bubblewrap (bwrap) is not installed' : `bubblewrap cannot create a sandbox here: ${result.message}`;
     return unavailable(base, `${failure}; install it (apt-get install bubblewrap) or set SANDBOX=none to run commands without a sandbox`);
   }
-  const broken = result.stdout.split('\n').filter((line) => line.trim() !== '' && line !== PROBE_DONE);
-  if (broken.length > 0) {
-    const fix = broken.some((line) => line.includes('socat') || line.includes('setsid'))
+  if (result.broken.length > 0) {
+    const fix = result.broken.some((line) => line.includes('socat') || line.includes('setsid'))
       ? 'install socat (apt-get install socat) or set SANDBOX_NETWORK=none'
       : 'run the service on a host whose kernel lets bubblewrap confine commands (user namespaces, read-only /proc/sys)';
-    return unavailable(base, `the sandbox does not confine commands here: ${broken.join('; ')}; ${fix}`);
+    return unavailable(base, `the sandbox does not confine commands here: ${result.broken.join('; ')}; ${fix}`);
   }
   return { ...base, mode: 'bwrap' };
 }
