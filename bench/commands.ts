@@ -68,16 +68,17 @@ async function readFileTimings(): Promise<number[]> {
   writeFileSync(join(workspace, 'README.md'), 'x'.repeat(4096));
   const files = new WorkspaceFiles(await detectSandbox(loadConfig({}, null)));
   try {
-    await files.read(workspace, 'README.md');
+    const identity = { path: workspace, device: null, inode: null };
+    await files.read(identity, 'README.md');
     const samples: number[] = [];
     for (let index = 0; index < EXECUTES; index++) {
       const started = performance.now();
-      await files.read(workspace, 'README.md');
+      await files.read(identity, 'README.md');
       samples.push(performance.now() - started);
     }
     return samples.sort((a, b) => a - b);
   } finally {
-    files.close();
+    await files.close();
     rmSync(workspace, { recursive: true, force: true });
   }
 }

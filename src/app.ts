@@ -67,7 +67,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   if (sandbox.mode === 'bwrap' && sandbox.limits === 'per-process') {
     logger.warn('no cgroup can be made here: terminal memory is limited per process (RLIMIT_AS), and the number of processes is not limited');
   }
-  confineGitCalls({ confined: sandbox.mode === 'bwrap', userNamespace: sandbox.userNamespace });
+  confineGitCalls(sandbox);
   const files = new WorkspaceFiles(sandbox, logger);
   // The service's own port joins these once it listens: no allow entry may open it to commands.
   const protectedPorts: number[] = [];
@@ -152,9 +152,10 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       const aborting = streams.abortAll();
       // Shells go next: an execute waiting on a command then answers at once instead of
       // holding the shutdown, and no process outlives the service.
-      terminals.stopAll();
-      files.close();
+      const terminalsGone = terminals.stopAll();
+      const helpersGone = files.close();
       await aborting;
+      await Promise.all([terminalsGone, helpersGone]);
       // Pulls end before the database closes, so none records its outcome into a closed store.
       await modelDownloads.stop();
       sockets.close();

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe } from 'vitest';
 import { homedir } from 'node:os';
+import { PinnedBinds } from '../../src/core/sandbox/pinned-binds.js';
 import { defaultSandboxLimits } from '../../src/core/sandbox/sandbox-limits.js';
 import type { SandboxState } from '../../src/core/sandbox/sandbox-state.js';
 import type { ShellPlacement } from '../../src/core/terminals/shell-launch.js';
@@ -51,5 +52,7 @@ export const bwrapSandbox: SandboxState = {
 
 /** A shell placed in one workspace, as createTerminal would place it (no cgroup, no network). */
 export function placementIn(workspace: string): ShellPlacement {
-  return { sandbox: bwrapSandbox, workingDirectory: workspace, writable: [workspace], hidden: [], home: homedir(), environment: {}, limits: defaultSandboxLimits };
+  const pins = new PinnedBinds();
+  pins.addWorkspace(workspace, null, { writable: true, protectGit: true });
+  return { sandbox: bwrapSandbox, workingDirectory: workspace, pins, hidden: [], home: homedir(), environment: {}, limits: defaultSandboxLimits };
 }

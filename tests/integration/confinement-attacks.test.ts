@@ -205,6 +205,34 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
     expect(readdirSync(outside.path).sort()).toEqual(['.git', 'README.md', 'secret.txt']);
   });
 
+  it("never enters a submodule, whose own configuration could name a filter the service's Git would run", async () => {
+    using repo = makeFolder();
+    using library = makeFolder();
+    initRepository(repo.path);
+    initRepository(library.path);
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@e', '-c', 'protocol.file.allow=always', ...args], { cwd, stdio: 'pipe' });
+    git(repo.path, 'submodule', '-q', 'add', library.path, 'sub');
+    git(repo.path, 'commit', '-q', '-m', 'submodule');
+    const marker = join(outside.path, `submodule-filter-${kind}`);
+    // The filter lives in .git/modules/sub/config, which the superproject's blanking never reads.
+    git(join(repo.path, 'sub'), 'config', 'filter.evil.clean', `sh -c 'touch ${marker}; cat'`);
+    writeFileSync(join(repo.path, 'sub', '.gitattributes'), '* filter=evil\n');
+    git(join(repo.path, 'sub'), 'add', '.gitattributes');
+    git(join(repo.path, 'sub'), 'commit', '-q', '-m', 'attributes');
+    // Same size as committed, so a status inside the submodule must read it through the filter.
+    writeFileSync(join(repo.path, 'sub', 'README.md'), '# fixturE\n');
+    execFileSync('git', ['status', '--porcelain'], { cwd: repo.path, stdio: 'pipe' });
+    expect(existsSync(marker)).toBe(true);
+    rmSync(marker);
+    const added = await svc.request('POST', '/api/workspaces/add', { json: { name: 'with-submodule', path: repo.path } });
+    expect(added.status, added.text).toBe(200);
+    await svc.request('POST', `/api/workspaces/${added.body.workspaceId as string}/refresh`);
+    await svc.request('GET', `/api/workspaces/${added.body.workspaceId as string}/branches`);
+    expect(existsSync(marker)).toBe(false);
+    await svc.request('DELETE', `/api/workspaces/${added.body.workspaceId as string}`);
+  });
+
   it("keeps the model's file tools inside the workspace however a racing process swaps a folder for a link", async () => {
     const deps = svc.service.deps;
     const row = await deps.store.db.workspace.findUniqueOrThrow({ where: { path: workspace.path } });
@@ -283,6 +311,9 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
       '/boot',
       join(workspace.path, '.git'),
     ].filter((path) => existsSync(path));
+    // Shared parents may hold a workspace but not be one.
+    forbidden.push('/tmp', '/var/tmp');
+    if (existsSync('/home')) forbidden.push('/home');
     // A link to one of them is judged by where it leads.
     const link = join(outside.path, 'innocent-looking');
     symlinkSync(process.cwd(), link);
@@ -293,6 +324,24 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
     }
     const listed = (await svc.request('GET', '/api/workspaces')).body.workspaces as { path: string }[];
     expect(listed.map((entry) => entry.path).sort()).toEqual([workspace.path, other.path].sort());
+  });
+
+  it('refuses nested workspaces and the data folder reached through a bind mount', async () => {
+    using parent = makeFolder();
+    mkdirSync(join(parent.path, 'child'));
+    const outer = await svc.request('POST', '/api/workspaces/add', { json: { name: 'outer', path: parent.path } });
+    expect(outer.status, outer.text).toBe(200);
+    expect(expectEnvelope(await svc.request('POST', '/api/workspaces/add', { json: { name: 'inner', path: join(parent.path, 'child') } }), 400, 'WORKSPACE_ERROR').message).toMatch(/may not nest/);
+    await svc.request('DELETE', `/api/workspaces/${outer.body.workspaceId as string}`);
+    if (kind !== 'sqlite') return;
+    using mountPoint = makeFolder();
+    execFileSync('mount', ['--bind', dirname(sqliteFilePath(svc.database.url)), mountPoint.path]);
+    try {
+      const res = await svc.request('POST', '/api/workspaces/add', { json: { name: 'data', path: mountPoint.path } });
+      expect(expectEnvelope(res, 400, 'WORKSPACE_ERROR').message).toMatch(/reached by another path/);
+    } finally {
+      execFileSync('umount', [mountPoint.path]);
+    }
   });
 
   it('runs a confirmed command where it was shown, after judging it again', async () => {
@@ -320,6 +369,52 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
     expectEnvelope(refused, 403, 'SECURITY_VIOLATION');
     expect(existsSync(join(workspace.path, 'README.md'))).toBe(true);
     rmSync(join(workspace.path, 'target'));
+  });
+
+  it("cannot make bubblewrap mount a host folder by swapping a workspace's .git for a link while terminals and the file helper start", async () => {
+    using racy = makeFolder();
+    mkdirSync(join(racy.path, '.git'));
+    racy.file('README.md', 'racy');
+    const id = (await svc.request('POST', '/api/workspaces/add', { json: { name: 'racy', path: racy.path } })).body.workspaceId as string;
+    // `.git` and a link to the host's /etc trade places as fast as the kernel allows (RENAME_EXCHANGE).
+    symlinkSync('/etc', join(racy.path, '.gitx'));
+    const flipper = (await svc.request('POST', '/api/terminals', { json: { workingDirectory: racy.path } })).body.terminalId as string;
+    racy.file(
+      'flip.py',
+      'import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nwhile True: libc.renameat2(-100, b".git", -100, b".gitx", 2)\n',
+    );
+    // What each new terminal tries: read the host's secrets or plant a hook through the swapped names.
+    racy.file('probe.sh', '#!/bin/bash\nhead -c 12 /etc/shadow .gitx/shadow .git/shadow 2>/dev/null; touch .git/hooks/x .gitx/hooks/x 2>/dev/null; echo end\n', 0o755);
+    const flipping = await svc.request('POST', `/api/terminals/${flipper}/execute`, { json: { command: 'python3 flip.py', waitForCompletion: false } });
+    expect(flipping.body, flipping.text).toMatchObject({ status: 'busy' });
+    const etcBefore = readdirSync('/etc').sort();
+    const deps = svc.service.deps;
+    const row = await deps.store.db.workspace.findUniqueOrThrow({ where: { id } });
+    const ref = toWorkspaceRef(row);
+    const seen: string[] = [];
+    try {
+      for (let attempt = 0; attempt < 15; attempt++) {
+        const created = await svc.request('POST', '/api/terminals', { json: { workingDirectory: racy.path } });
+        if (created.status === 200) {
+          const terminal = created.body.terminalId as string;
+          const probe = await execute('./probe.sh', terminal);
+          seen.push(String(probe.body.output ?? probe.text));
+          await svc.request('DELETE', `/api/terminals/${terminal}`);
+        }
+        await deps.files.forget(racy.path);
+        for (const path of ['.gitx/shadow', '.git/shadow']) {
+          seen.push(await deps.files.read(ref, path).then((read) => read.content, (error: unknown) => String(error)));
+        }
+      }
+    } finally {
+      await svc.request('DELETE', `/api/terminals/${flipper}`);
+      await deps.files.forget(racy.path);
+      await svc.request('DELETE', `/api/workspaces/${id}`);
+    }
+    expect(seen.filter((text) => text.includes('root:'))).toEqual([]);
+    expect(readdirSync('/etc').sort()).toEqual(etcBefore);
+    // The terminals did start: the race did not simply stop everything.
+    expect(seen.filter((text) => text.endsWith('end')).length, JSON.stringify(seen.slice(0, 6))).toBeGreaterThan(0);
   });
 
   it('turns a workspace replaced by a link or another folder into error: no terminal, tool or Git call uses it', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Agent, createServer as createHttpServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, RequestOptions, Server as HttpServer } from 'node:http';
 import { connect, createServer as createTcpServer } from 'node:net';
@@ -231,7 +231,7 @@ describe('egress proxy', () => {
     expect(refusals).toEqual([{ destination: `127.0.0.1:${a.port}`, reason: '127.0.0.1 is a loopback address' }]);
   });
 
-  it('serves several requests on one kept-alive connection, to different hosts', async () => {
+  it('serves several requests on one kept-alive connection, to different hosts, until a refusal ends it', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const first = await viaProxy(socketPath, `http://127.0.0.3:${a.port}/one`, { agent });
@@ -242,7 +242,8 @@ describe('egress proxy', () => {
       expect(JSON.parse(first.body)).toMatchObject({ server: 'a', url: '/one' });
       expect(JSON.parse(second.body)).toMatchObject({ server: 'b', url: '/two' });
       expect(JSON.parse(third.body)).toMatchObject({ server: 'a', url: '/four' });
-      expect([first.reused, second.reused, refused.reused, third.reused]).toEqual([false, true, true, true]);
+      // A refusal ends its connection (no pipelined flood of refusals), so the next request opens a new one.
+      expect([first.reused, second.reused, refused.reused, third.reused]).toEqual([false, true, true, false]);
     } finally {
       agent.destroy();
     }
@@ -319,6 +320,29 @@ describe('egress proxy: addresses, limits and shutdown', () => {
     const proxy = await EgressProxy.start({ socketPath, policy, onRefused: () => undefined, ...(maxConnections === undefined ? {} : { maxConnections }) });
     return { proxy, socketPath };
   }
+
+  it("cannot be made to hold the service's descriptors: connections past the cap are dropped, and ones that never read are cut", async () => {
+    const { proxy, socketPath } = await startProxy('flood.sock', 8);
+    const openDescriptors = () => readdirSync('/proc/self/fd').length;
+    const before = openDescriptors();
+    const sockets: Socket[] = [];
+    try {
+      // A command opens connections and never reads or closes them.
+      for (let index = 0; index < 300; index++) {
+        const socket = connect(socketPath);
+        socket.on('error', () => undefined);
+        socket.pause();
+        sockets.push(socket);
+      }
+      await waitFor(() => (sockets.every((socket) => socket.readyState !== 'opening') ? true : undefined), 5000, 'the connections to open');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // This process holds the 300 client ends itself; the proxy may add its cap, not 300 more.
+      expect(openDescriptors() - before).toBeLessThan(300 + 2 * 8 + 20);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await proxy.close();
+    }
+  });
 
   it('connects to the address the policy approved, never resolving the name again, with the original Host', async () => {
     // `svc.test` exists only in the policy's resolver: a proxy that looked the name up a second

@@ -165,6 +165,13 @@ describeWithSandbox('sandbox', () => {
     await svc.request('DELETE', `/api/workspaces/${added.body.workspaceId as string}`);
   });
 
+  it("runs with the system's programs only on its PATH, and sees nothing of the host's cgroups", async () => {
+    // A folder of the service's own PATH under its user's home would be writable inside (home is
+    // a private tmpfs): a program planted there would run in place of the one a command names.
+    const output = await runScript('path.sh', 'echo "$PATH"; ls -A /sys/fs/cgroup | wc -l');
+    expect(output).toBe('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n0');
+  });
+
   it('has its own network by default: only loopback, and the proxy variables pointing at the bridge inside', async () => {
     // /proc/net follows the shell's network namespace (/sys would show the host's).
     const output = await runScript('net.sh', ["tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", 'echo "$HTTPS_PROXY $http_proxy $ALL_PROXY ${NO_PROXY-unset}"'].join('\n'));
@@ -279,7 +286,12 @@ describeWithSandbox('sandbox with WORKSPACE_RESTRICTION_ENABLED=false', () => {
     expect(await write('/var', join(anywhere.path, `${probe}-var`))).toBe('1');
     expect(existsSync(join(anywhere.path, probe))).toBe(true);
     expect(existsSync(join(anywhere.path, `${probe}-root`))).toBe(false);
-    // The service's own folder is a start folder like any other, but it is empty inside.
+    // The service's own folder is a start folder like any other, but it is empty inside; a folder
+    // inside it, or a hidden folder of the service user's home, is never made writable either.
     expect(await run(process.cwd(), 'pwd; ls -A | wc -l')).toBe(`${process.cwd()}\n0`);
+    for (const inside of [join(process.cwd(), 'src'), join(process.cwd(), 'node_modules')]) {
+      expect(await run(inside, `bash -c 'ls -A | wc -l; { touch planted; } 2>/dev/null && echo written || echo refused'`), inside).toBe('0\nrefused');
+      expect(existsSync(join(inside, 'planted'))).toBe(false);
+    }
   });
 });

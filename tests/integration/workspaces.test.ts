@@ -175,7 +175,11 @@ describeOnDatabases('workspaces', (kind) => {
     symlinkSync(outside, join(allowed, 'escape'));
     symlinkSync(allowed, `${allowed}-link`);
     await using own = await startTestService(kind, { RATE_LIMIT_ENABLED: 'false', WORKSPACE_ALLOWED_ROOTS: `/nonexistent-root,${allowed}-link` });
-    expect((await add(inner, 'inner', own)).path).toBe(inner);
+    const first = await add(inner, 'inner', own);
+    expect(first.path).toBe(inner);
+    // Workspaces may not nest (CONTRACT §11 pinning): the root itself only once the inner one is gone.
+    expectEnvelope(await own.request('POST', '/api/workspaces/add', { json: { name: 'root itself', path: allowed } }), 400, 'WORKSPACE_ERROR');
+    await own.request('DELETE', `/api/workspaces/${first.id as string}`);
     expect((await add(allowed, 'root itself', own)).path).toBe(allowed);
     for (const path of [outside, join(allowed, 'escape')]) {
       const error = expectEnvelope(await own.request('POST', '/api/workspaces/add', { json: { name: 'x', path } }), 400, 'WORKSPACE_ERROR');

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { startFakeOllama } from '../fakes/index.js';
 import { spawnService, type ChildService } from '../helpers/child-service.js';
@@ -83,6 +85,8 @@ describeOnDatabasesWithSandbox('SIGTERM during 100 open streams', (kind) => {
       }
       for (const closed of [terminalClosed, mainClosed]) expect(closed).toEqual({ code: 1001, reason: 'Server shutting down' });
       expect(processesMatching(`sleep ${MARKER_SECONDS}`)).toEqual([]);
+      // Nor the terminal's cgroups (CONTRACT §11): the stop waited for their removal.
+      expect(leftoverGroups(terminalId)).toEqual([]);
 
       restarted = await spawnService(env);
       for (const { conversationId, question } of streams) {
@@ -105,3 +109,22 @@ describeOnDatabasesWithSandbox('SIGTERM during 100 open streams', (kind) => {
     }
   }, 120_000);
 });
+
+/** The cgroup folders named after a terminal, in every hierarchy this machine mounts. */
+function leftoverGroups(terminalId: string): string[] {
+  const found: string[] = [];
+  const walk = (folder: string, depth: number) => {
+    let names: string[];
+    try {
+      names = readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name === `assistant-${terminalId}`) found.push(join(folder, name));
+      else if (depth < 4) walk(join(folder, name), depth + 1);
+    }
+  };
+  walk('/sys/fs/cgroup', 0);
+  return found;
+}

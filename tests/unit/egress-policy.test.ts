@@ -19,7 +19,7 @@ function fakeDns(records: Record<string, readonly string[]>, asked: string[] = [
 }
 
 function policy(options: Partial<EgressPolicyOptions> = {}) {
-  return createEgressPolicy({ allow: [], protectedPorts: [], hostAddresses: () => [], lookup: fakeDns({}), ...options });
+  return createEgressPolicy({ allow: [], protectedPorts: [], hostAddresses: () => [], hostNetworks: () => [], lookup: fakeDns({}), ...options });
 }
 
 describe('parseEgressAllowList', () => {
@@ -108,10 +108,27 @@ describe('decideDestination: refused address ranges (empty allow list)', () => {
 
 describe("decideDestination: this host's own addresses", () => {
   it('refuses an address of the host even when it is public', async () => {
-    const own = policy({ hostAddresses: () => ['203.0.113.7', 'fe80::1', '2001:db8::7'] });
-    expect(await decideDestination(own, '203.0.113.7', 443)).toEqual({ allowed: false, reason: "203.0.113.7 is one of this host's addresses" });
-    expect(await decideDestination(own, '[2001:db8:0::7]', 443)).toEqual({ allowed: false, reason: "2001:db8::7 is one of this host's addresses" });
-    expect(await decideDestination(own, '203.0.113.8', 443)).toMatchObject({ allowed: true });
+    const own = policy({ hostAddresses: () => ['8.8.4.7', 'fe80::1', '2606:4700::7'] });
+    expect(await decideDestination(own, '8.8.4.7', 443)).toEqual({ allowed: false, reason: "8.8.4.7 is one of this host's addresses" });
+    expect(await decideDestination(own, '[2606:4700:0::7]', 443)).toEqual({ allowed: false, reason: "2606:4700::7 is one of this host's addresses" });
+    expect(await decideDestination(own, '8.8.4.8', 443)).toMatchObject({ allowed: true });
+  });
+
+  it("refuses the host's neighbours: any address on a network the host is attached to", async () => {
+    const attached = policy({ hostNetworks: () => ['8.8.4.0/24', '2606:4700::/64'] });
+    expect(await decideDestination(attached, '8.8.4.1', 80)).toEqual({ allowed: false, reason: "8.8.4.1 is on one of this host's own networks" });
+    expect(await decideDestination(attached, '[2606:4700::99]', 80)).toEqual({ allowed: false, reason: "2606:4700::99 is on one of this host's own networks" });
+    expect(await decideDestination(attached, '8.8.5.1', 80)).toMatchObject({ allowed: true });
+    // An explicit address entry still lets one through.
+    const named = policy({ allow: ['8.8.4.1:80'], hostNetworks: () => ['8.8.4.0/24'] });
+    expect(await decideDestination(named, '8.8.4.1', 80)).toMatchObject({ allowed: true });
+  });
+
+  it('refuses the special-use ranges: documentation, benchmarking and IETF protocol assignments', async () => {
+    for (const address of ['192.0.0.8', '192.0.2.1', '198.18.0.1', '198.19.255.254', '198.51.100.7', '203.0.113.9', '[2001:db8::1]']) {
+      expect(await decideDestination(policy(), address, 80), address).toMatchObject({ allowed: false, reason: expect.stringMatching(/special-use/) });
+    }
+    expect(await decideDestination(policy(), '198.20.0.1', 80)).toMatchObject({ allowed: true });
   });
 
   it('reads the real interfaces by default: every address of this machine is refused', async () => {

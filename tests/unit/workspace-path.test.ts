@@ -113,7 +113,7 @@ describe('CONTRACT §11 registration rules', () => {
   });
 
   it("refuses the service user's home and what holds it, and its hidden folders; a project below home is fine", () => {
-    const paths = { guarded: ['/srv/assistant'], home: '/home/alice' };
+    const paths = { guarded: ['/srv/assistant'], guardedIdentities: [], shared: ['/home', '/tmp'], home: '/home/alice' };
     expect(registrationProblem('/home/alice', paths)).toMatch(/home/);
     expect(registrationProblem('/home', paths)).toMatch(/home/);
     expect(registrationProblem('/home/alice/.ssh', paths)).toMatch(/hidden folder/);

@@ -22,14 +22,14 @@ export interface ToolContext {
 }
 
 /**
- * The workspace's folder, once it has been checked to be still the registered one (CONTRACT
+ * The workspace, once it has been checked to be still the registered one (CONTRACT
  * §11: same directory, allowed, its Git metadata untampered); otherwise the tool is refused.
  */
-async function intactRoot(context: ToolContext): Promise<string> {
+async function intactWorkspace(context: ToolContext): Promise<WorkspaceRef> {
   const { store, config } = context.deps;
   const check = await checkWorkspace(store, config, context.workspace);
   if (!check.ok) throw new AppError('WORKSPACE_ERROR', `The workspace cannot be used: ${check.reason}`, { details: { status: check.status } });
-  return context.workspace.path;
+  return context.workspace;
 }
 
 /** A tool's failure goes back to the model as its result; the generation carries on (CONTRACT §6). */
@@ -61,10 +61,10 @@ function readOnlyTools(context: ToolContext, fileTools: boolean): ChatTool[] {
   if (!fileTools) return tools;
   tools.push(
     defineTool('list_files', 'List the entries of a directory of the workspace', listInput, ({ path }) =>
-      settle(async () => deps.files.list(await intactRoot(context), path, { maxEntries: 500 }), context, 'list_files'),
+      settle(async () => deps.files.list(await intactWorkspace(context), path, { maxEntries: 500 }), context, 'list_files'),
     ),
     defineTool('read_file', 'Read a text file of the workspace (at most 256 KB)', readInput, ({ path }) =>
-      settle(async () => deps.files.read(await intactRoot(context), path), context, 'read_file'),
+      settle(async () => deps.files.read(await intactWorkspace(context), path), context, 'read_file'),
     ),
   );
   return tools;
@@ -78,13 +78,13 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
       defineTool('write_file', 'Write a text file of the workspace, creating missing directories', writeInput, ({ path, content }) =>
         settle(
           async () => {
-            const root = await intactRoot(context);
-            const written = await deps.files.write(root, path, content);
+            const workspace = await intactWorkspace(context);
+            const written = await deps.files.write(workspace, path, content);
             await recordAudit(deps.store, {
               type: 'workspace',
               userId: actor.user.id,
               ip: actor.ip,
-              details: { action: 'file_written', by: 'agent', path: written.path, workspace: root },
+              details: { action: 'file_written', by: 'agent', path: written.path, workspace: workspace.path },
             });
             return written;
           },
@@ -104,7 +104,7 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
           settle(
             async () => {
               if (signal.aborted) return abortedToolResult;
-              const terminal = await agentTerminalFor(deps, actor, await intactRoot(context));
+              const terminal = await agentTerminalFor(deps, actor, (await intactWorkspace(context)).path);
               // Stopping the answer stops its command too: not sent if it has not been yet
               // (executeCommand), Ctrl-C if it runs.
               const interrupt = () => {

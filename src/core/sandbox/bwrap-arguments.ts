@@ -1,7 +1,8 @@
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { isPathInside } from '../paths/path-inside.js';
-import { gitProtectionArguments } from './git-protection.js';
+import { pinnedBindArguments } from './launch-prefix.js';
+import type { PinnedBinds } from './pinned-binds.js';
 import { nodeRuntimeArguments, systemViewArguments } from './system-view.js';
 
 // How every confined process is started (CONTRACT §11): terminal shells, the model's file
@@ -99,8 +100,11 @@ export interface TerminalLayout {
   isolation: Isolation;
   /** SANDBOX_TMP_MB in bytes: the size of the private /tmp, /var/tmp, /dev/shm and home. */
   tmpBytes: number;
-  /** Made writable: every registered workspace (and, with restriction off, the terminal's folder). */
-  writable: readonly string[];
+  /**
+   * The workspaces (and, with restriction off, the terminal's own folder), opened by the service
+   * and bound by descriptor with their Git metadata protected: see pinned-binds.ts.
+   */
+  pins: PinnedBinds;
   /**
    * Made as empty folders: a start folder outside the workspaces that may not be opened (with
    * restriction off, `/var` or the service's own folder), so the shell can start there and find
@@ -147,6 +151,11 @@ export function terminalSandboxArguments(layout: TerminalLayout): string[] {
     '--ro-bind',
     '/sys',
     '/sys',
+    // The host's cgroup tree names every terminal (their ids) and every service process.
+    '--tmpfs',
+    '/sys/fs/cgroup',
+    '--remount-ro',
+    '/sys/fs/cgroup',
     '--size',
     String(tmpBytes),
     '--tmpfs',
@@ -164,12 +173,11 @@ export function terminalSandboxArguments(layout: TerminalLayout): string[] {
     ...nodeRuntimeArguments(),
   ];
   // Workspaces follow the home mask, so a workspace under home stays reachable.
-  const writable = layout.writable.filter(isDirectory);
-  for (const path of writable) args.push('--bind', path, path);
-  for (const path of writable) args.push(...gitProtectionArguments(path));
+  args.push(...pinnedBindArguments(layout.pins));
   for (const path of layout.emptyFolders) args.push('--dir', path);
   // The service's own files are masked last: even a folder bound around them must not expose the
   // database or .env to commands.
+  const writable = layout.pins.binds.filter((bind) => bind.writable).map((bind) => bind.target);
   for (const path of layout.hidden) {
     if (!writable.some((folder) => isPathInside(path, folder))) continue;
     if (isDirectory(path)) args.push('--tmpfs', path, '--remount-ro', path);
@@ -183,15 +191,15 @@ export function terminalSandboxArguments(layout: TerminalLayout): string[] {
 
 /**
  * bubblewrap's arguments for a process that works on one workspace alone (the file helper, the
- * service's Git calls): no network, the programs and libraries read-only, that workspace
- * (writable only when asked, with its Git metadata protected) and nothing else of the host, not
- * even /etc: whatever a link swapped in mid-call leads to, there is nothing else to read or
- * write. Up to and including `--`.
+ * service's Git calls): no network, the programs and libraries read-only, that workspace (pinned
+ * by descriptor, writable only when asked, with its Git metadata protected) and nothing else of
+ * the host, not even /etc: whatever a link swapped in mid-call leads to, there is nothing else to
+ * read or write. Up to and including `--`.
  */
 export function workspaceSandboxArguments(options: {
   userNamespace: boolean;
   workspace: string;
-  writable: boolean;
+  pins: PinnedBinds;
   tmpBytes: number;
   /** Extra folders of the service's, read-only (the helper's script). */
   runtime?: readonly RuntimeFolder[];
@@ -208,9 +216,8 @@ export function workspaceSandboxArguments(options: {
     '--tmpfs',
     '/tmp',
     ...nodeRuntimeArguments(),
+    ...pinnedBindArguments(options.pins),
   ];
-  if (options.writable) args.push('--bind', workspace, workspace, ...gitProtectionArguments(workspace));
-  else args.push('--ro-bind', workspace, workspace);
   for (const folder of options.runtime ?? []) args.push('--ro-bind', folder.source, folder.target);
   args.push('--remount-ro', '/', '--chdir', workspace, '--');
   return args;

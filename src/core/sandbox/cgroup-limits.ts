@@ -13,9 +13,17 @@ const GROUP_PREFIX = 'assistant-';
 
 export interface CgroupSupport {
   version: 1 | 2;
-  /** Folders under which this process may make groups: v1 one per controller, v2 one. */
-  parents: { memory: string; pids: string };
+  /**
+   * Folders under which this process may make groups: v1 one per controller, v2 one. `cpu` is
+   * used when it is there: sandboxes then weigh less than the service for the processor.
+   */
+  parents: { memory: string; pids: string; cpu?: string };
 }
+
+/** A sandbox's share of the processor against the service's own (v1 cpu.shares; the default is 1024). */
+const CPU_SHARES = 128;
+/** The same for v2's cpu.weight (default 100). */
+const CPU_WEIGHT = 12;
 
 export interface TerminalLimits {
   memoryBytes: number;
@@ -60,7 +68,7 @@ function ownGroups(): Map<string, string> {
   return groups;
 }
 
-function v1Parent(controller: 'memory' | 'pids', own: Map<string, string>): string | null {
+function v1Parent(controller: 'memory' | 'pids' | 'cpu', own: Map<string, string>): string | null {
   const mount = mounts().find((entry) => entry.type === 'cgroup' && entry.options.includes(controller));
   const group = own.get(controller);
   return mount && group !== undefined ? join(mount.path, group) : null;
@@ -75,6 +83,13 @@ function v2Parent(own: Map<string, string>): string | null {
   try {
     const enabled = readFileSync(join(parent, 'cgroup.subtree_control'), 'utf8');
     if (!/\bmemory\b/.test(enabled) || !/\bpids\b/.test(enabled)) writeFileSync(join(parent, 'cgroup.subtree_control'), '+memory +pids');
+    if (!/\bcpu\b/.test(enabled)) {
+      try {
+        writeFileSync(join(parent, 'cgroup.subtree_control'), '+cpu');
+      } catch {
+        // No cpu controller to hand down: sandboxes then share the processor evenly.
+      }
+    }
   } catch {
     return null;
   }
@@ -90,13 +105,14 @@ export function detectCgroups(): CgroupSupport | null {
   const memory = v1Parent('memory', own);
   const pids = v1Parent('pids', own);
   const candidates: CgroupSupport[] = [];
-  if (memory !== null && pids !== null) candidates.push({ version: 1, parents: { memory, pids } });
+  const cpu = v1Parent('cpu', own);
+  if (memory !== null && pids !== null) candidates.push({ version: 1, parents: { memory, pids, ...(cpu === null ? {} : { cpu }) } });
   const unified = v2Parent(own);
-  if (unified !== null) candidates.push({ version: 2, parents: { memory: unified, pids: unified } });
+  if (unified !== null) candidates.push({ version: 2, parents: { memory: unified, pids: unified, cpu: unified } });
   for (const support of candidates) {
     try {
-      const probe = TerminalCgroup.create(support, `probe-${process.pid}`, { memoryBytes: 64 * 1024 * 1024, processes: 16 });
-      probe.remove();
+      const probe = SandboxCgroup.create(support, `probe-${process.pid}`, { memoryBytes: 64 * 1024 * 1024, processes: 16 });
+      void probe.remove();
       removeEmptyGroups(support);
       return support;
     } catch {
@@ -113,7 +129,7 @@ export function detectCgroups(): CgroupSupport | null {
  * it, could go: that terminal's start then fails and can be retried).
  */
 function removeEmptyGroups(support: CgroupSupport): void {
-  for (const parent of new Set([support.parents.memory, support.parents.pids])) {
+  for (const parent of new Set(Object.values(support.parents))) {
     let names: string[];
     try {
       names = readdirSync(parent).filter((name) => name.startsWith(GROUP_PREFIX));
@@ -130,46 +146,68 @@ function removeEmptyGroups(support: CgroupSupport): void {
   }
 }
 
-/** One terminal's group(s): a memory limit and a process limit, and the files that join them. */
-export class TerminalCgroup {
+/** One sandbox's group(s) (a terminal's, a file helper's, a Git call's): a memory limit and a process limit, and the files that join them. */
+export class SandboxCgroup {
   private removed = false;
 
   private constructor(
-    /** v1: the memory and the pids group; v2: the one group, twice. */
-    private readonly folders: { memory: string; pids: string },
+    /** v1: one folder per controller; v2: the one group. */
+    private readonly folders: { memory: string; pids: string; cpu: string | null },
     private readonly processes: number,
   ) {}
 
-  static create(support: CgroupSupport, name: string, limits: TerminalLimits): TerminalCgroup {
+  static create(support: CgroupSupport, name: string, limits: TerminalLimits): SandboxCgroup {
     const folderName = `${GROUP_PREFIX}${name}`;
-    const folders = { memory: join(support.parents.memory, folderName), pids: join(support.parents.pids, folderName) };
-    const group = new TerminalCgroup(folders, limits.processes);
+    const { memory, pids, cpu } = support.parents;
+    const memoryFolder = join(memory, folderName);
+    const pidsFolder = join(pids, folderName);
+    const group = new SandboxCgroup({ memory: memoryFolder, pids: pidsFolder, cpu: null }, limits.processes);
     try {
-      for (const folder of new Set([folders.memory, folders.pids])) mkdirSync(folder);
-      const memory = String(limits.memoryBytes);
+      for (const folder of new Set([memoryFolder, pidsFolder])) mkdirSync(folder);
+      const bytes = String(limits.memoryBytes);
       const processes = String(limits.processes);
       if (support.version === 1) {
-        writeFileSync(join(folders.memory, 'memory.limit_in_bytes'), memory);
-        // Without it a terminal could push its pages out to swap and grow past the limit.
-        const withSwap = join(folders.memory, 'memory.memsw.limit_in_bytes');
-        if (existsSync(withSwap)) writeFileSync(withSwap, memory);
-        writeFileSync(join(folders.pids, 'pids.max'), processes);
+        writeFileSync(join(memoryFolder, 'memory.limit_in_bytes'), bytes);
+        // Without it a sandbox could push its pages out to swap and grow past the limit.
+        const withSwap = join(memoryFolder, 'memory.memsw.limit_in_bytes');
+        if (existsSync(withSwap)) writeFileSync(withSwap, bytes);
       } else {
-        writeFileSync(join(folders.memory, 'memory.max'), memory);
-        const swap = join(folders.memory, 'memory.swap.max');
+        writeFileSync(join(memoryFolder, 'memory.max'), bytes);
+        const swap = join(memoryFolder, 'memory.swap.max');
         if (existsSync(swap)) writeFileSync(swap, '0');
-        writeFileSync(join(folders.pids, 'pids.max'), processes);
       }
+      writeFileSync(join(pidsFolder, 'pids.max'), processes);
     } catch (error) {
-      group.remove();
+      void group.remove();
       throw error;
     }
-    return group;
+    return cpu === undefined ? group : group.withCpu(join(cpu, folderName), support.version);
+  }
+
+  /** The processor weight is a nicety: without it the sandbox works, sharing the processor evenly. */
+  private withCpu(folder: string, version: 1 | 2): SandboxCgroup {
+    const own = folder === this.folders.memory;
+    try {
+      if (!own) mkdirSync(folder);
+      writeFileSync(join(folder, version === 1 ? 'cpu.shares' : 'cpu.weight'), String(version === 1 ? CPU_SHARES : CPU_WEIGHT));
+      return new SandboxCgroup({ ...this.folders, cpu: folder }, this.processes);
+    } catch {
+      try {
+        if (!own) rmdirSync(folder);
+      } catch {
+        // Never made.
+      }
+      return this;
+    }
+  }
+
+  private allFolders(): string[] {
+    return [...new Set([this.folders.memory, this.folders.pids, ...(this.folders.cpu === null ? [] : [this.folders.cpu])])];
   }
 
   /** The `cgroup.procs` files a process writes its pid into to join (before it starts the sandbox). */
   procsFiles(): string[] {
-    return [...new Set([this.folders.memory, this.folders.pids])].map((folder) => join(folder, 'cgroup.procs'));
+    return this.allFolders().map((folder) => join(folder, 'cgroup.procs'));
   }
 
   /** Whether the group holds as many processes as it may (a fork bomb, say). */
@@ -201,30 +239,33 @@ export class TerminalCgroup {
 
   /**
    * Removes the group once its processes are gone; the kernel refuses while any remain (dying
-   * ones linger a moment), so it is tried again for a few seconds before being left behind.
+   * ones linger a moment), so it is tried again for a few seconds. Resolves when it is gone or
+   * given up on (the next start removes what is left, see removeEmptyGroups).
    */
-  remove(): void {
-    if (this.removed) return;
+  remove(): Promise<void> {
+    if (this.removed) return Promise.resolve();
     this.removed = true;
-    const folders = [...new Set([this.folders.memory, this.folders.pids])];
-    const attempt = (left: number) => {
-      const remaining = folders.filter((folder) => {
-        try {
-          rmdirSync(folder);
-          return false;
-        } catch (error) {
-          return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+    let folders = this.allFolders();
+    return new Promise((resolve) => {
+      const attempt = (left: number) => {
+        folders = folders.filter((folder) => {
+          try {
+            rmdirSync(folder);
+            return false;
+          } catch (error) {
+            return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+          }
+        });
+        if (folders.length === 0 || left === 0) {
+          resolve();
+          return;
         }
-      });
-      folders.splice(0, folders.length, ...remaining);
-      if (folders.length > 0 && left > 0) {
         this.killAll();
         setTimeout(() => {
           attempt(left - 1);
-        }, 200).unref();
-      }
-    };
-    attempt(25);
+        }, 100);
+      };
+      attempt(40);
+    });
   }
-
 }

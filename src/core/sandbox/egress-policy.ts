@@ -34,6 +34,8 @@ export interface EgressPolicyOptions {
   lookup?: (host: string) => Promise<readonly ResolvedAddress[]>;
   /** This machine's addresses; read from `os.networkInterfaces()` at each decision by default. */
   hostAddresses?: () => Iterable<string>;
+  /** The networks this machine sits on (CIDR); read from `os.networkInterfaces()` by default. */
+  hostNetworks?: () => Iterable<string>;
   lookupTimeoutMs?: number;
 }
 
@@ -43,6 +45,7 @@ export interface EgressPolicy {
   readonly protectedPorts: ReadonlySet<number>;
   readonly lookup: (host: string) => Promise<readonly ResolvedAddress[]>;
   readonly hostAddresses: () => Iterable<string>;
+  readonly hostNetworks: () => Iterable<string>;
   readonly lookupTimeoutMs: number;
 }
 
@@ -157,6 +160,10 @@ function interfaceAddresses(): string[] {
   return Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => entry.address));
 }
 
+function interfaceNetworks(): string[] {
+  return Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).flatMap((entry) => (entry.cidr === null ? [] : [entry.cidr])));
+}
+
 export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
   return {
     rules: parseEgressAllowList(options.allow),
@@ -164,6 +171,7 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
     protectedPorts: new Set(options.protectedPorts),
     lookup: options.lookup ?? systemLookup,
     hostAddresses: options.hostAddresses ?? interfaceAddresses,
+    hostNetworks: options.hostNetworks ?? interfaceNetworks,
     lookupTimeoutMs: options.lookupTimeoutMs ?? DEFAULT_LOOKUP_TIMEOUT_MS,
   };
 }
@@ -194,6 +202,15 @@ const REFUSED_RANGES: readonly { kind: string; list: BlockList }[] = [
   },
   // 169.254.169.254 is the cloud metadata service, which hands out the instance's credentials.
   { kind: 'a link-local', list: blockList([['169.254.0.0', 16]], [['fe80::', 10]]) },
+  // Documentation, benchmarking and IETF ranges: not public, and where they are used at all it is
+  // inside a private network (a lab, a container host's gateway).
+  {
+    kind: 'a special-use',
+    list: blockList(
+      [['192.0.0.0', 24], ['192.0.2.0', 24], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24]],
+      [['2001:db8::', 32], ['100::', 64]],
+    ),
+  },
   {
     kind: 'a multicast, reserved or broadcast',
     // ::/96 (IPv4-compatible addresses) is deprecated and has no public use.
@@ -232,6 +249,23 @@ function isHostAddress(policy: EgressPolicy, address: string): boolean {
   return false;
 }
 
+/**
+ * Whether an address lies on a network this machine is attached to: its neighbours (the gateway,
+ * other hosts of the LAN, a container bridge) are as private as the host itself, whatever range
+ * their addresses come from.
+ */
+function onHostNetwork(policy: EgressPolicy, address: string, family: 4 | 6): boolean {
+  for (const cidr of policy.hostNetworks()) {
+    const [network = '', prefix = ''] = cidr.split('/');
+    const canonical = canonicalAddress(network);
+    if (canonical === null || canonical.family !== family) continue;
+    const list = new BlockList();
+    list.addSubnet(canonical.address, Number(prefix), familyName(family));
+    if (list.check(address, familyName(family))) return true;
+  }
+  return false;
+}
+
 function portMatches(rule: EgressRule, port: number): boolean {
   return rule.port === null || rule.port === port;
 }
@@ -266,6 +300,7 @@ function judgeAddress(policy: EgressPolicy, address: string, family: 4 | 6, port
     const refusal = rangeRefusal(address, family);
     if (refusal !== null) return refusal;
     if (ownAddress) return `${address} is one of this host's addresses`;
+    if (onHostNetwork(policy, address, family)) return `${address} is on one of this host's own networks`;
   }
   if (!listed && !named) return 'not in SANDBOX_NETWORK_ALLOW';
   return null;

@@ -105,13 +105,16 @@ function plainText(status: number, statusText: string, body: string): string {
   );
 }
 
-function answer(response: ServerResponse, status: number, body: string): void {
+function answer(response: ServerResponse, status: number, body: string, options: { close?: boolean } = {}): void {
   if (response.destroyed || response.writableEnded) return;
   if (response.headersSent) {
     response.destroy();
     return;
   }
-  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  const headers: Record<string, string | number> = { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) };
+  // Node ends the connection after a reply that says so.
+  if (options.close === true) headers.connection = 'close';
+  response.writeHead(status, headers);
   response.end(body);
 }
 
@@ -123,6 +126,9 @@ function errorCode(error: unknown): string {
 function ignoreError(): void {
   // Socket errors end that socket (its 'close' cleans up); they must never reach the process.
 }
+
+/** How long a connection turned away by the cap may take to read its 503. */
+const TURNED_AWAY_GRACE_MS = 1000;
 
 export class EgressProxy {
   readonly #server: Server;
@@ -142,6 +148,9 @@ export class EgressProxy {
     this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.#server = createServer();
+    // Past this, the kernel's accepted connections are closed at once by Node, unanswered: the cap
+    // below answers 503 to a few more, but nothing lets a command pile up the service's descriptors.
+    this.#server.maxConnections = this.#maxConnections * 2;
     this.#server.on('connection', (socket: Socket) => { this.#admit(socket); });
     this.#server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       this.#forward(request, response).catch((error: unknown) => { answer(response, 502, `The sandbox's egress proxy failed: ${errorCode(error)}\n`); });
@@ -191,6 +200,8 @@ export class EgressProxy {
       this.#turnedAway.add(socket);
       socket.once('close', () => this.#turnedAway.delete(socket));
       socket.end(plainText(503, 'Service Unavailable', "The sandbox's egress proxy has too many open connections\n"));
+      // A client that never reads its answer must not keep the connection open.
+      setTimeout(() => socket.destroy(), TURNED_AWAY_GRACE_MS).unref();
       return;
     }
     this.#clients.add(socket);
@@ -238,7 +249,9 @@ export class EgressProxy {
       return;
     }
     if (!decision.allowed) {
-      answer(response, 403, this.#refuse(target.destination, decision.reason));
+      // The connection ends with its first refusal: a client pipelining thousands of refused
+      // requests on one connection would otherwise flood the audit log at no cost.
+      answer(response, 403, this.#refuse(target.destination, decision.reason), { close: true });
       return;
     }
 

@@ -4,14 +4,17 @@ import { isAbsolute, resolve } from 'node:path';
 import { recordAudit } from '../audit/record-audit.js';
 import type { Actor } from '../auth/actor.js';
 import type { CommandDeps } from '../commands/command-deps.js';
-import { workspaceRoots } from '../commands/workspace-roots.js';
+import { intactWorkspaces } from '../commands/workspace-roots.js';
 import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import { isPathInside } from '../paths/path-inside.js';
+import { PinError, PinnedBinds } from '../sandbox/pinned-binds.js';
 import { sandboxLimits } from '../sandbox/sandbox-limits.js';
 import { serviceFiles } from '../sandbox/service-files.js';
 import { findActiveWorkspace } from '../workspaces/active-workspace.js';
+import type { WorkspaceRecord } from '../workspaces/workspace-integrity.js';
 import { isSystemPath } from '../workspaces/workspace-path.js';
+import { registrationProblem, servicePaths } from '../workspaces/workspace-rules.js';
 import { shellLaunch } from './shell-launch.js';
 import { ShellSession } from './shell-session.js';
 import { TerminalConfinement } from './terminal-confinement.js';
@@ -70,18 +73,37 @@ async function startDirectory(deps: CommandDeps, userId: string, requested: stri
   return usableDirectory(active.path, `The active workspace's folder`);
 }
 
-/** Folders whose content a writable ancestor would hand to commands: the service's and the system's state. */
-const protectedFolders = ['/var/lib', '/var/spool', '/var/log', '/run', '/srv'];
+/**
+ * Whether a folder outside the workspaces may be made writable (WORKSPACE_RESTRICTION_ENABLED=false):
+ * only one that could be registered as a workspace, so never the system, the service's own folders
+ * or what lies in them, home's hidden folders, nor a folder that holds any of those.
+ */
+async function safeToOpen(directory: string, config: CommandDeps['config']): Promise<boolean> {
+  if (await isSystemPath(directory)) return false;
+  return registrationProblem(directory, servicePaths(config)) === null;
+}
 
 /**
- * Whether a folder may be made writable: not `/` or a system folder, and not an ancestor of the
- * service's own folders (its code, data, home) or of the system's state, where writes would
- * persist into what runs as the service or the host.
+ * The workspaces a terminal binds, pinned by descriptor (pinned-binds.ts): a workspace that cannot
+ * be pinned (replaced since the check) is left out, unless the terminal starts in it.
  */
-async function safeToOpen(directory: string, dataFolder: string | undefined): Promise<boolean> {
-  if (await isSystemPath(directory)) return false;
-  const guarded = [process.cwd(), homedir(), ...(dataFolder === undefined ? [] : [dataFolder]), ...protectedFolders];
-  return !guarded.some((folder) => isPathInside(folder, directory));
+function pinWorkspaces(workspaces: readonly WorkspaceRecord[], ownFolder: string | null, directory: string): PinnedBinds {
+  const pins = new PinnedBinds();
+  try {
+    for (const workspace of workspaces) {
+      const identity = workspace.device !== null && workspace.inode !== null ? { device: workspace.device, inode: workspace.inode } : null;
+      try {
+        pins.addWorkspace(workspace.path, identity, { writable: true, protectGit: true });
+      } catch (error) {
+        if (!(error instanceof PinError) || isPathInside(directory, workspace.path)) throw workspaceError(`The workspace cannot be used: ${String(error)}`);
+      }
+    }
+    if (ownFolder !== null) pins.addWorkspace(ownFolder, null, { writable: true, protectGit: true });
+    return pins;
+  } catch (error) {
+    pins.close();
+    throw error instanceof PinError ? workspaceError(error.message) : error;
+  }
 }
 
 /** Starts a terminal for the actor: one persistent sandboxed shell (CONTRACT §4). */
@@ -93,7 +115,8 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
   }
   const releaseSlot = deps.terminals.claimSlot(actor.user.id);
   try {
-    const roots = await workspaceRoots(deps.store, deps.config);
+    const workspaces = await intactWorkspaces(deps.store, deps.config);
+    const roots = workspaces.map((workspace) => workspace.path);
     const directory = await startDirectory(deps, actor.user.id, input.workingDirectory, roots);
     const environment = input.environment ?? {};
     const home = environment.HOME ?? homedir();
@@ -102,16 +125,24 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
     // (CONTRACT §1), unless that would open the system or the service itself to commands; then
     // the shell starts in an empty folder of that name, seeing nothing of the host's.
     const outsideRoots = !roots.some((root) => isPathInside(directory, root));
-    const ownFolder = !deps.config.WORKSPACE_RESTRICTION_ENABLED && outsideRoots && (await safeToOpen(directory, hiddenDirectory));
+    const ownFolder = !deps.config.WORKSPACE_RESTRICTION_ENABLED && outsideRoots && (await safeToOpen(directory, deps.config));
     const writable = ownFolder ? [...roots, directory] : roots;
     const emptyFolders = outsideRoots && !ownFolder ? [directory] : [];
     const hidden = [hiddenFile, ...(hiddenDirectory === undefined ? [] : [hiddenDirectory])];
     const id = newId();
-    const confinement = await TerminalConfinement.prepare(deps, actor, id);
+    const pins = pinWorkspaces(workspaces, ownFolder ? directory : null, directory);
+    let confinement: TerminalConfinement;
+    try {
+      confinement = await TerminalConfinement.prepare(deps, actor, id);
+    } catch (error) {
+      pins.close();
+      throw error;
+    }
+    // From here ShellSession.start closes the pins, whatever happens.
     const launch = shellLaunch({
       sandbox: deps.sandbox,
       workingDirectory: directory,
-      writable,
+      pins,
       emptyFolders,
       hidden,
       home,
@@ -124,7 +155,7 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
     try {
       shell = await ShellSession.start(launch);
     } catch (error) {
-      confinement.release();
+      void confinement.release();
       throw new AppError('TOOL_EXECUTION_ERROR', 'The terminal could not be started', { cause: error });
     }
     const session = new TerminalSession({ id, ownerId: actor.user.id, initialDirectory: directory, home, shell, writable, confinement });

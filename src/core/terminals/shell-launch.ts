@@ -1,7 +1,10 @@
 import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
+import { dirname } from 'node:path';
 import { terminalSandboxArguments, type RuntimeFolder } from '../sandbox/bwrap-arguments.js';
-import type { TerminalCgroup } from '../sandbox/cgroup-limits.js';
+import type { SandboxCgroup } from '../sandbox/cgroup-limits.js';
+import { launchPrefix } from '../sandbox/launch-prefix.js';
+import type { PinnedBinds } from '../sandbox/pinned-binds.js';
 import type { SandboxLimits } from '../sandbox/sandbox-limits.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
 import type { ShellLaunch } from './shell-session.js';
@@ -11,6 +14,16 @@ const SHELL = ['bash', '--norc', '--noprofile', '--noediting', '-i'];
 
 const setprivPath = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 
+/**
+ * The shell's PATH: the system's read-only folders only. The service's own PATH may name folders
+ * under its user's home (~/.cargo/bin), which is a private writable folder inside: a program a
+ * command planted there would run in place of `ls` the next time, judged as `ls`.
+ */
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Descriptors one command may hold open: enough for builds, not for exhausting the host's. */
+const OPEN_FILES = 4096;
+
 /** Where the terminal's proxy socket folder appears inside the sandbox, and the bridge's port there. */
 const PROXY_FOLDER = '/run/assistant-net';
 const PROXY_PORT = 3128;
@@ -18,8 +31,8 @@ const PROXY_PORT = 3128;
 export interface ShellPlacement {
   sandbox: SandboxState;
   workingDirectory: string;
-  /** Directories the sandbox makes writable. */
-  writable: readonly string[];
+  /** The workspaces the sandbox makes writable, opened by the service (pinned-binds.ts). */
+  pins: PinnedBinds;
   /** Folders made empty inside (a start folder outside the workspaces that may not be opened). */
   emptyFolders?: readonly string[];
   /** Service files masked inside the sandbox. */
@@ -29,7 +42,7 @@ export interface ShellPlacement {
   environment: Readonly<Record<string, string>>;
   limits: SandboxLimits;
   /** The terminal's cgroup, joined before the sandbox starts; without one, limits are per process. */
-  cgroup?: TerminalCgroup | null;
+  cgroup?: SandboxCgroup | null;
   /** The folder of the terminal's egress proxy socket (SANDBOX_NETWORK=proxy). */
   proxyFolder?: string | null;
 }
@@ -60,10 +73,13 @@ function proxyVariables(): Record<string, string> {
  * shell). Behind the proxy, the proxy variables come last so a terminal's own cannot replace
  * them (which would only lose it the network, but would be confusing).
  */
-function shellEnvironment(home: string, environment: Readonly<Record<string, string>>, behindProxy: boolean): Record<string, string> {
+function shellEnvironment(home: string, environment: Readonly<Record<string, string>>, sandboxed: boolean, behindProxy: boolean): Record<string, string> {
   const user = userName();
+  // Node.js, should it live outside /usr, is bound read-only inside (system-view.ts).
+  const node = dirname(process.execPath);
+  const path = node.startsWith('/usr/') ? SYSTEM_PATH : `${SYSTEM_PATH}:${node}`;
   return {
-    PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    PATH: sandboxed ? path : (process.env.PATH ?? SYSTEM_PATH),
     HOME: home,
     USER: user,
     LOGNAME: user,
@@ -94,23 +110,16 @@ function proxyBridge(): string {
 }
 
 /**
- * Before bubblewrap starts: join the terminal's cgroup (every process the sandbox makes is then
- * counted in it), then set the rlimits through prlimit: the file size always, the address space
- * too when there is no cgroup to bound memory.
+ * Before bubblewrap starts (launch-prefix.ts): join the terminal's cgroup, reopen the pinned
+ * workspaces, and set the rlimits: the file size and open files always, the address space too when
+ * there is no cgroup to bound memory.
  */
-function limitPrefix(placement: ShellPlacement): string[] {
+function hostPrefix(placement: ShellPlacement): string[] {
   const { cgroup, limits, sandbox } = placement;
-  const prefix: string[] = [];
-  const files = cgroup?.procsFiles() ?? [];
-  if (files.length > 0) {
-    prefix.push('/bin/sh', '-c', 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 126; shift; done; shift; exec "$@"', 'join-cgroup', ...files, '--');
-  }
-  if (sandbox.prlimit !== null) {
-    const rlimits = [`--fsize=${limits.fileSizeBytes}`, '--core=0'];
-    if (files.length === 0) rlimits.push(`--as=${limits.memoryBytes}`);
-    prefix.push(sandbox.prlimit, ...rlimits, '--');
-  }
-  return prefix;
+  const cgroupFiles = cgroup?.procsFiles() ?? [];
+  const rlimits = [`--fsize=${limits.fileSizeBytes}`, '--core=0', `--nofile=${OPEN_FILES}`];
+  if (cgroupFiles.length === 0) rlimits.push(`--as=${limits.memoryBytes}`);
+  return launchPrefix({ cgroupFiles, pins: sandbox.mode === 'bwrap' ? placement.pins : null, prlimit: sandbox.prlimit, rlimits });
 }
 
 /** How to start one terminal's shell under the sandbox in force. */
@@ -123,7 +132,7 @@ export function shellLaunch(placement: ShellPlacement): ShellLaunch {
     const args = terminalSandboxArguments({
       isolation: { network: sandbox.network, userNamespace: sandbox.userNamespace },
       tmpBytes: placement.limits.tmpBytes,
-      writable: placement.writable,
+      pins: placement.pins,
       emptyFolders: placement.emptyFolders ?? [],
       serviceHome: homedir(),
       home: placement.home,
@@ -132,15 +141,16 @@ export function shellLaunch(placement: ShellPlacement): ShellLaunch {
       workingDirectory: cwd,
     });
     return {
-      prefix: limitPrefix(placement),
+      prefix: hostPrefix(placement),
       sandbox: args,
       setup: behindProxy ? proxyBridge() : '',
       shell: SHELL,
-      env: shellEnvironment(placement.home, placement.environment, behindProxy),
+      env: shellEnvironment(placement.home, placement.environment, true, behindProxy),
       cwd,
+      pins: placement.pins,
     };
   }
   // Unsandboxed (SANDBOX=none): the shell still dies with the service, by a parent-death signal.
   const shell = setprivPath ? [setprivPath, '--pdeathsig', 'KILL', '--', ...SHELL] : SHELL;
-  return { prefix: limitPrefix(placement), sandbox: null, setup: '', shell, env: shellEnvironment(placement.home, placement.environment, false), cwd };
+  return { prefix: hostPrefix(placement), sandbox: null, setup: '', shell, env: shellEnvironment(placement.home, placement.environment, false, false), cwd };
 }

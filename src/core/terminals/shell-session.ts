@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IPty, spawn as spawnPty } from 'node-pty';
+import { misplacedMounts } from '../sandbox/mount-check.js';
+import type { PinnedBinds } from '../sandbox/pinned-binds.js';
 import { CommandPipe, type CommandLaunch } from './command-pipe.js';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
 import { commandPreamble, markerSettings, MarkerStream, typeaheadEnd, type Marker } from './marker-stream.js';
@@ -19,6 +21,8 @@ import { plainText } from './terminal-output.js';
 
 export interface ShellLaunch extends CommandLaunch {
   env: Record<string, string>;
+  /** The workspaces the sandbox binds by descriptor: checked once it runs, then closed. */
+  pins?: PinnedBinds;
   cwd: string;
   cols?: number;
   rows?: number;
@@ -120,11 +124,22 @@ export class ShellSession {
     }
     try {
       await session.configure();
+      session.checkMounts(launch.pins);
       return session;
     } catch (error) {
       session.kill();
       throw error;
+    } finally {
+      // bubblewrap has mounted them (or the start failed): the service's descriptors can go.
+      launch.pins?.close();
     }
+  }
+
+  /** The sandbox's binds must be where they were meant to go (mount-check.ts); otherwise it is ended. */
+  private checkMounts(pins: PinnedBinds | undefined): void {
+    if (pins === undefined || this.shellPid === null) return;
+    const problem = misplacedMounts(this.shellPid, pins.expectedMounts());
+    if (problem !== null) throw new Error(`the sandbox did not come up as intended (a workspace changed while it started?): ${problem}`);
   }
 
   private async configure(): Promise<void> {

@@ -5,9 +5,10 @@ import { recordAudit } from '../audit/record-audit.js';
 import type { Actor } from '../auth/actor.js';
 import type { CommandDeps } from '../commands/command-deps.js';
 import type { Logger } from '../logger.js';
-import { TerminalCgroup } from '../sandbox/cgroup-limits.js';
+import { SandboxCgroup } from '../sandbox/cgroup-limits.js';
 import { EgressProxy } from '../sandbox/egress-proxy.js';
 import { sandboxLimits } from '../sandbox/sandbox-limits.js';
+import { RefusalAudit } from './refusal-audit.js';
 
 /**
  * What one terminal holds besides its shell (CONTRACT §11): its cgroup, which bounds the memory
@@ -18,40 +19,44 @@ import { sandboxLimits } from '../sandbox/sandbox-limits.js';
 const PROCESS_LIMIT_SECONDS = 5;
 
 export class TerminalConfinement {
-  private released = false;
+  private released: Promise<void> | null = null;
   private watchdog: NodeJS.Timeout | null = null;
 
   private constructor(
-    readonly cgroup: TerminalCgroup | null,
+    readonly cgroup: SandboxCgroup | null,
     private readonly proxy: EgressProxy | null,
     /** The folder the proxy socket lives in, bound into the sandbox; null without a proxy. */
     readonly proxyFolder: string | null,
+    private readonly refusals: RefusalAudit | null = null,
   ) {}
 
   static async prepare(deps: CommandDeps & { logger?: Logger }, actor: Actor, terminalId: string): Promise<TerminalConfinement> {
     const { sandbox } = deps;
     const limits = sandboxLimits(deps.config);
-    const cgroup = sandbox.mode !== 'unavailable' && sandbox.cgroups ? TerminalCgroup.create(sandbox.cgroups, terminalId, limits) : null;
+    const cgroup = sandbox.mode !== 'unavailable' && sandbox.cgroups ? SandboxCgroup.create(sandbox.cgroups, terminalId, limits) : null;
     if (sandbox.mode !== 'bwrap' || sandbox.network !== 'proxy' || !deps.egressPolicy) return new TerminalConfinement(cgroup, null, null);
     const folder = mkdtempSync(join(tmpdir(), 'assistant-net-'));
+    const audit = new RefusalAudit((entry) => {
+      recordAudit(deps.store, {
+        type: 'command',
+        userId: actor.user.id,
+        ip: actor.ip,
+        details: { action: 'egress_refused', terminalId, ...entry },
+      }).catch((error: unknown) => {
+        deps.logger?.warn({ err: error, terminalId }, 'audit of a refused destination failed');
+      });
+    });
     try {
       const proxy = await EgressProxy.start({
         socketPath: join(folder, 'proxy.sock'),
         policy: deps.egressPolicy,
         onRefused: ({ destination, reason }) => {
-          recordAudit(deps.store, {
-            type: 'command',
-            userId: actor.user.id,
-            ip: actor.ip,
-            details: { action: 'egress_refused', terminalId, destination, reason },
-          }).catch((error: unknown) => {
-            deps.logger?.warn({ err: error, terminalId }, 'audit of a refused destination failed');
-          });
+          audit.refused(destination, reason);
         },
       });
-      return new TerminalConfinement(cgroup, proxy, folder);
+      return new TerminalConfinement(cgroup, proxy, folder, audit);
     } catch (error) {
-      cgroup?.remove();
+      void cgroup?.remove();
       rmSync(folder, { recursive: true, force: true });
       throw error;
     }
@@ -63,7 +68,7 @@ export class TerminalConfinement {
    */
   watchProcesses(exhausted: () => void): void {
     const cgroup = this.cgroup;
-    if (cgroup === null || this.released) return;
+    if (cgroup === null || this.released !== null) return;
     let seconds = 0;
     this.watchdog = setInterval(() => {
       seconds = cgroup.atProcessLimit() ? seconds + 1 : 0;
@@ -74,16 +79,23 @@ export class TerminalConfinement {
     this.watchdog.unref();
   }
 
-  /** Ends every process the terminal started (wherever it moved), its proxy and its cgroup. */
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    if (this.watchdog) clearInterval(this.watchdog);
-    this.cgroup?.killAll();
-    this.cgroup?.remove();
-    const folder = this.proxyFolder;
-    void this.proxy?.close().finally(() => {
-      if (folder !== null) rmSync(folder, { recursive: true, force: true });
-    });
+  /**
+   * Ends every process the terminal started (wherever it moved), its proxy and its cgroup; resolves
+   * once they are gone (the service's stop waits for it, so nothing is left behind).
+   */
+  release(): Promise<void> {
+    this.released ??= (async () => {
+      if (this.watchdog) clearInterval(this.watchdog);
+      this.refusals?.flush();
+      this.cgroup?.killAll();
+      const folder = this.proxyFolder;
+      await Promise.all([
+        this.cgroup?.remove(),
+        this.proxy?.close().finally(() => {
+          if (folder !== null) rmSync(folder, { recursive: true, force: true });
+        }),
+      ]);
+    })();
+    return this.released;
   }
 }

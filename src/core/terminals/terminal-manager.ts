@@ -165,9 +165,11 @@ export class TerminalManager {
   }
 
   /** Ends every shell: the service is stopping and must leave no process behind. */
-  stopAll(): void {
+  stopAll(): Promise<void> {
     this.stopped = true;
-    for (const session of this.sessions.values()) this.remove(session);
+    const sessions = [...this.sessions.values()];
+    for (const session of sessions) this.remove(session);
+    return Promise.all(sessions.map((session) => session.released())).then(() => undefined);
   }
 
   /**

@@ -91,7 +91,7 @@ export class TerminalSession {
       this.touch();
     });
     this.shell.onExit(() => {
-      this.confinement?.release();
+      void this.confinement?.release();
       this.log.flush();
       this.touch();
       this.announce('exited');
@@ -274,7 +274,12 @@ export class TerminalSession {
 
   kill(): void {
     this.shell.kill();
-    this.confinement?.release();
+    void this.confinement?.release();
+  }
+
+  /** Resolves once what the terminal held besides its shell (cgroup, proxy) is released. */
+  released(): Promise<void> {
+    return this.confinement?.release() ?? Promise.resolve();
   }
 
   /** Ends the terminal for a reason of the service's own, saying so in its output. */

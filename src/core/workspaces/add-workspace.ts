@@ -2,6 +2,7 @@ import { lstat } from 'node:fs/promises';
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import { AppError } from '../errors/app-error.js';
+import { isPathInside } from '../paths/path-inside.js';
 import { newId } from '../ids.js';
 import { findActiveWorkspaceId } from './active-workspace.js';
 import { readGitState } from './git-state.js';
@@ -38,6 +39,14 @@ export async function addWorkspace(
 ): Promise<WorkspaceView> {
   const path = await resolveWorkspacePath(input.path, config);
   if (await store.db.workspace.findUnique({ where: { path } })) throw duplicate(path);
+  // One workspace inside another would be writable from terminals that do not pin it (CONTRACT
+  // §11): a command there could swap its folder for a link before a tool or a terminal binds it.
+  const registered = await store.db.workspace.findMany({ select: { path: true } });
+  const around = registered.find((other) => isPathInside(path, other.path) || isPathInside(other.path, path));
+  if (around) {
+    const relation = isPathInside(path, around.path) ? 'lies inside' : 'holds';
+    throw new AppError('WORKSPACE_ERROR', `${path} ${relation} the workspace at ${around.path}: workspaces may not nest`);
+  }
   const id = newId();
   const record = { id, path, ...identityColumns(await lstat(path)), gitEntries: await presentGitEntries(path) };
   const state = await readGitState(store, config, record);

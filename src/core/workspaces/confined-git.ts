@@ -1,13 +1,15 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { AppError } from '../errors/app-error.js';
-import { workspaceSandboxArguments } from '../sandbox/bwrap-arguments.js';
+import { PinError } from '../sandbox/pinned-binds.js';
+import type { SandboxState } from '../sandbox/sandbox-state.js';
+import { prepareWorkspaceProcess, type WorkspaceIdentity } from '../sandbox/workspace-process.js';
 
 /** No Git call may hold a request longer than this (a hung lock, a slow disk, a hostile repository). */
 export const GIT_TIMEOUT_MS = 10_000;
 const MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
-/** The private /tmp of a confined Git call. */
-const GIT_TMP_BYTES = 64 * 1024 * 1024;
+/** What one Git call and whatever a repository makes it run may use. */
+const GIT_LIMITS = { memoryBytes: 512 * 1024 * 1024, processes: 64 };
 
 // Every Git process the service starts is started here, so the rules of CONTRACT §11 ("the
 // service's own Git calls") hold for all of them:
@@ -20,9 +22,12 @@ const GIT_TMP_BYTES = 64 * 1024 * 1024;
 //   blanked, and no protocol may be used; clean/smudge/process filters, textconv and merge drivers have no switch,
 //   so the ones the repository defines are found and blanked one by one (GIT_CONFIG_KEY_n) by a
 //   few lines of shell before Git runs. The user's and the system's configuration are not read.
-// - With a sandbox, each call runs under bubblewrap seeing the read-only system and this one
-//   workspace, read-only unless the call is a branch switch, with no network: whatever slipped
-//   through could reach nothing else. Without one (SANDBOX=none) the same rules apply unconfined.
+// - Submodules are never entered: a submodule's own configuration (.git/modules/<x>/config) is
+//   not blanked, and `status` would run its filters.
+// - With a sandbox, each call runs under bubblewrap seeing the programs and this one workspace
+//   (pinned by descriptor), read-only unless the call is a branch switch, with no network, in a
+//   cgroup of its own: whatever slipped through could reach nothing else and use little.
+//   Without one (SANDBOX=none) the same rules apply unconfined.
 // - `safe.directory=*`: repositories owned by another user are read as well; ownership protects
 //   against the programs above, which are off.
 const DISABLING_CONFIG = [
@@ -35,6 +40,9 @@ const DISABLING_CONFIG = [
   'gpg.program=false',
   // No call of ours needs the network; a partial clone would otherwise fetch during `status`.
   'protocol.allow=never',
+  'submodule.recurse=false',
+  'diff.ignoreSubmodules=all',
+  'status.submoduleSummary=false',
 ].flatMap((setting) => ['-c', setting]);
 
 /** Blanks every driver program the repository's configuration defines, then runs Git. */
@@ -53,18 +61,12 @@ const BLANK_DRIVERS = [
   'exec git "$@"',
 ].join('\n');
 
-export interface GitConfinement {
-  /** Whether calls run under bubblewrap (SANDBOX is not `none` and it works). */
-  confined: boolean;
-  userNamespace: boolean;
-}
-
 // Set once at start-up from the sandbox decision; every workspace function reads it here rather
-// than threading it through each signature.
-let confinement: GitConfinement = { confined: false, userNamespace: false };
+// than threading it through each signature. Null: unconfined (SANDBOX=none, or not decided).
+let sandboxInForce: SandboxState | null = null;
 
-export function confineGitCalls(setting: GitConfinement): void {
-  confinement = setting;
+export function confineGitCalls(sandbox: SandboxState): void {
+  sandboxInForce = sandbox.mode === 'bwrap' ? sandbox : null;
 }
 
 /** A Git call that failed: Git's own message (stderr), in English (LC_ALL=C). */
@@ -97,16 +99,29 @@ function gitEnvironment(workspace: string, confined: boolean): Record<string, st
  * Runs `git <args>` on a registered workspace and returns its standard output. `writable` lets
  * the call change the workspace (a branch switch); every other call sees it read-only.
  */
-export function runGit(workspace: string, args: readonly string[], options: { writable?: boolean } = {}): Promise<string> {
-  const { confined, userNamespace } = confinement;
-  const gitArgs = ['/bin/sh', '-c', BLANK_DRIVERS, 'git', ...DISABLING_CONFIG, ...args];
-  const [file, argv] = confined
-    ? ['bwrap', [...workspaceSandboxArguments({ userNamespace, workspace, writable: options.writable === true, tmpBytes: GIT_TMP_BYTES }), ...gitArgs]]
-    : [gitArgs[0] ?? '/bin/sh', gitArgs.slice(1)];
+export async function runGit(workspace: WorkspaceIdentity, args: readonly string[], options: { writable?: boolean } = {}): Promise<string> {
+  const command = ['/bin/sh', '-c', BLANK_DRIVERS, 'git', ...DISABLING_CONFIG, ...args];
+  const sandbox = sandboxInForce;
+  if (sandbox === null) return execGit(command, workspace.path, false);
+  let prepared: ReturnType<typeof prepareWorkspaceProcess>;
+  try {
+    prepared = prepareWorkspaceProcess({ sandbox, workspace, writable: options.writable === true, limits: GIT_LIMITS, kind: 'git' }, command);
+  } catch (error) {
+    throw new GitError(error instanceof PinError ? error.message : `Git could not be started: ${String(error)}`);
+  }
+  try {
+    return await execGit(prepared.argv, workspace.path, true);
+  } finally {
+    await prepared.release();
+  }
+}
+
+function execGit(argv: readonly string[], workspace: string, confined: boolean): Promise<string> {
+  const [file = '/bin/sh', ...rest] = argv;
   return new Promise((resolve, reject) => {
     execFile(
       file,
-      argv,
+      rest,
       { cwd: workspace, env: gitEnvironment(workspace, confined), timeout: GIT_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
       (error, stdout, stderr) => {
         if (!error) resolve(stdout);

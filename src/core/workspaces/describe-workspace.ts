@@ -37,7 +37,7 @@ export async function describeWorkspace(deps: DescribeDeps, workspace: Workspace
   const { id, name, path } = workspace;
   const { status, branch } = check.ok ? shownGitState(workspace, false) : { status: check.status, branch: '' };
   const listing = check.ok
-    ? await deps.files.list(path, '.', { maxEntries: MAX_DESCRIBED_ENTRIES }).catch(() => ({ entries: [], truncated: false }))
+    ? await deps.files.list(workspace, '.', { maxEntries: MAX_DESCRIBED_ENTRIES }).catch(() => ({ entries: [], truncated: false }))
     : { entries: [], truncated: false };
   return {
     id,

@@ -95,7 +95,7 @@ export async function readGitState(store: Store, config: Pick<Config, 'DATABASE_
   if (check.repository === 'none') return notRepository('not_git');
   if (check.repository === 'tampered') return notRepository('error');
   try {
-    const { dirty, ...state } = parseStatus(await runGit(workspace.path, ['status', '--porcelain=v2', '--branch', '-z']));
+    const { dirty, ...state } = parseStatus(await runGit(workspace, ['status', '--porcelain=v2', '--branch', '-z', '--ignore-submodules=all']));
     return { status: dirty ? 'dirty' : 'clean', ...state };
   } catch {
     return notRepository('error');

@@ -48,9 +48,9 @@ export async function listBranches(store: Store, config: Pick<Config, 'DATABASE_
   await requireRepository(store, config, workspace);
   const [refs, head] = await inWorkspaceGit(() =>
     Promise.all([
-      runGit(workspace.path, ['for-each-ref', FORMAT, HEADS]),
+      runGit(workspace, ['for-each-ref', FORMAT, HEADS]),
       // -q: a detached HEAD prints nothing; its exit code 1 is then no failure.
-      runGit(workspace.path, ['symbolic-ref', '-q', 'HEAD']).catch(() => ''),
+      runGit(workspace, ['symbolic-ref', '-q', 'HEAD']).catch(() => ''),
     ]),
   );
   const currentRef = head.trim();

@@ -23,14 +23,14 @@ export async function switchBranch(store: Store, config: Pick<Config, 'DATABASE_
   const workspace = await requireWorkspace(store, workspaceId);
   await requireRepository(store, config, workspace);
   // --quiet: an unknown branch prints nothing and exits 1, which is no failure of Git's.
-  const tip = await inWorkspaceGit(() => runGit(workspace.path, ['rev-parse', '--verify', '--quiet', `refs/heads/${branchName}`]).catch(() => ''));
+  const tip = await inWorkspaceGit(() => runGit(workspace, ['rev-parse', '--verify', '--quiet', `refs/heads/${branchName}`]).catch(() => ''));
   if (tip.trim() === '') throw new AppError('WORKSPACE_ERROR', `Unknown branch: ${branchName}`);
   const from = (await readGitState(store, config, workspace)).branch;
   try {
     // The only Git call that writes: confined, it may change the registered folder alone, never
     // a folder the repository names. `--` ends option parsing, so even a name that slipped past
     // the check could not be an option.
-    await runGit(workspace.path, ['switch', '--no-guess', '--', branchName], { writable: true });
+    await runGit(workspace, ['switch', '--no-guess', '--no-recurse-submodules', '--', branchName], { writable: true });
   } catch (error) {
     throw new AppError('WORKSPACE_ERROR', gitMessage(error), { details: { branch: branchName } });
   }

@@ -3,8 +3,10 @@ import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../logger.js';
-import { workspaceSandboxArguments } from '../sandbox/bwrap-arguments.js';
+import { misplacedMounts } from '../sandbox/mount-check.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
+import { prepareWorkspaceProcess, type WorkspaceIdentity } from '../sandbox/workspace-process.js';
+import { findDescendant } from '../terminals/process-tree.js';
 import type { DirectoryListing, FileContent, WrittenFile } from './file-helper/file-operations.mjs';
 import type { HelperCall } from './file-helper/helper-protocol.mjs';
 import { helperProgram } from './file-helper/helper-script.js';
@@ -27,9 +29,12 @@ const CALL_TIMEOUT_MS = 15_000;
 const IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 /** Helpers alive at once; past it the least recently used ends. */
 const MAX_HELPERS = 16;
-const HELPER_TMP_BYTES = 16 * 1024 * 1024;
 /** The helper's V8 heap: enough for a 1 MB write and a large listing, not for a runaway. */
 const HELPER_HEAP_MB = 128;
+/** Its cgroup: the heap above and Node's own needs, and a few processes (Node's threads are not counted in v1 pids? they are: a thread is a task). */
+const HELPER_LIMITS = { memoryBytes: 384 * 1024 * 1024, processes: 32 };
+/** How long a helper may take to start. */
+const START_TIMEOUT_MS = 10_000;
 /** A reply line longer than this is no reply of the helper's: it is ended. */
 const MAX_REPLY_CHARS = 16 * 1024 * 1024;
 
@@ -62,17 +67,35 @@ class FileHelper {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private ended = false;
+  private markReady: (() => void) | null = null;
+  private readonly ready: Promise<void>;
   lastUsed = Date.now();
 
   private constructor(
     private readonly child: ChildProcessWithoutNullStreams,
     private readonly onEnd: () => void,
+    private readonly release: () => Promise<void>,
     logger: Logger | undefined,
   ) {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4096);
     });
+    this.ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(helperFailed('The file helper did not start in time'));
+        this.end('The file helper did not start in time');
+      }, START_TIMEOUT_MS);
+      this.markReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      child.once('exit', () => {
+        clearTimeout(timer);
+        reject(helperFailed('The file helper could not be started'));
+      });
+    });
+    this.ready.catch(() => undefined);
     const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
     lines.on('line', (line) => {
       this.receive(line);
@@ -87,26 +110,42 @@ class FileHelper {
     child.stdin.on('error', () => undefined);
   }
 
-  static async start(root: string, sandbox: SandboxState, onEnd: () => void, logger: Logger | undefined): Promise<FileHelper> {
+  /**
+   * Starts the helper for one workspace and resolves once it runs with its sandbox checked: the
+   * workspace is bound by descriptor (pinned-binds.ts), and the mounts are checked from the host
+   * before the first request (mount-check.ts).
+   */
+  static async start(workspace: WorkspaceIdentity, sandbox: SandboxState, onEnd: () => void, logger: Logger | undefined): Promise<FileHelper> {
     const program = await helperProgram();
     const inside = '/run/assistant-helper';
     const node = [process.execPath, `--max-old-space-size=${HELPER_HEAP_MB}`, '--no-warnings'];
     const env = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
-    let child: ChildProcessWithoutNullStreams;
-    if (sandbox.mode === 'bwrap') {
-      const args = workspaceSandboxArguments({
-        userNamespace: sandbox.userNamespace,
-        workspace: root,
-        writable: true,
-        tmpBytes: HELPER_TMP_BYTES,
-        runtime: [{ source: program.folder, target: inside }],
-      });
-      child = spawn('bwrap', [...args, ...node, `${inside}/${program.entry}`, root], { env, stdio: 'pipe' });
-    } else {
+    if (sandbox.mode !== 'bwrap') {
       // SANDBOX=none: the operator chose to run commands unconfined; the helper is a plain process.
-      child = spawn(node[0] ?? 'node', [...node.slice(1), `${program.folder}/${program.entry}`, root], { env, cwd: root, stdio: 'pipe' });
+      const child = spawn(node[0] ?? 'node', [...node.slice(1), `${program.folder}/${program.entry}`, workspace.path], { env, cwd: workspace.path, stdio: 'pipe' });
+      const helper = new FileHelper(child, onEnd, () => Promise.resolve(), logger);
+      await helper.ready;
+      return helper;
     }
-    return new FileHelper(child, onEnd, logger);
+    const prepared = prepareWorkspaceProcess(
+      { sandbox, workspace, writable: true, limits: HELPER_LIMITS, kind: 'helper', runtime: [{ source: program.folder, target: inside }] },
+      [...node, `${inside}/${program.entry}`, workspace.path],
+    );
+    const [file = '/bin/bash', ...args] = prepared.argv;
+    const child = spawn(file, args, { env, stdio: 'pipe' });
+    const helper = new FileHelper(child, onEnd, () => prepared.release(), logger);
+    try {
+      await helper.ready;
+      const inner = child.pid === undefined ? null : findDescendant(child.pid, 'node', 6);
+      const problem = inner === null ? 'the helper process could not be found' : misplacedMounts(inner, prepared.pins.expectedMounts());
+      if (problem !== null) throw helperFailed(`The file helper's sandbox did not come up as intended (the workspace changed while it started?): ${problem}`);
+      return helper;
+    } catch (error) {
+      helper.end('The file helper could not be started');
+      throw error;
+    } finally {
+      prepared.pins.close();
+    }
   }
 
   call(request: HelperCall): Promise<unknown> {
@@ -122,10 +161,14 @@ class FileHelper {
     });
   }
 
+  /** Resolves once the helper's cgroup is gone, after end(). */
+  releasing: Promise<void> = Promise.resolve();
+
   end(reason: string): void {
     if (this.ended) return;
     this.ended = true;
     this.child.kill('SIGKILL');
+    this.releasing = this.release();
     for (const { reject, timer } of this.pending.values()) {
       clearTimeout(timer);
       reject(helperFailed(reason));
@@ -135,6 +178,14 @@ class FileHelper {
   }
 
   private receive(line: string): void {
+    if (this.markReady !== null) {
+      // Nothing else may come first: a helper that says anything but ready is no helper of ours.
+      const ready = this.markReady;
+      this.markReady = null;
+      if (line === JSON.stringify({ ready: true })) ready();
+      else this.end('The file helper answered nonsense');
+      return;
+    }
     if (line.length > MAX_REPLY_CHARS) {
       this.end('The file helper answered nonsense');
       return;
@@ -170,43 +221,50 @@ export class WorkspaceFiles {
     this.sweep.unref();
   }
 
-  async list(root: string, path = '.', options: { maxEntries?: number } = {}): Promise<DirectoryListing> {
-    const result = await this.call(root, { op: 'list', path, maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES });
+  async list(workspace: WorkspaceIdentity, path = '.', options: { maxEntries?: number } = {}): Promise<DirectoryListing> {
+    const result = await this.call(workspace, { op: 'list', path, maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES });
     return checked(listingSchema, result);
   }
 
-  async read(root: string, path: string, options: { maxBytes?: number } = {}): Promise<FileContent> {
-    const result = await this.call(root, { op: 'read', path, maxBytes: options.maxBytes ?? DEFAULT_MAX_READ_BYTES });
+  async read(workspace: WorkspaceIdentity, path: string, options: { maxBytes?: number } = {}): Promise<FileContent> {
+    const result = await this.call(workspace, { op: 'read', path, maxBytes: options.maxBytes ?? DEFAULT_MAX_READ_BYTES });
     return checked(contentSchema, result);
   }
 
-  async write(root: string, path: string, content: string): Promise<WrittenFile> {
-    return checked(writtenSchema, await this.call(root, { op: 'write', path, content }));
+  async write(workspace: WorkspaceIdentity, path: string, content: string): Promise<WrittenFile> {
+    return checked(writtenSchema, await this.call(workspace, { op: 'write', path, content }));
   }
 
-  /** Ends the helper of a workspace that is no longer registered. */
-  forget(root: string): void {
+  /** Ends the helper of a workspace that is no longer registered (or no longer used). */
+  forget(root: string): Promise<void> {
     const helper = this.helpers.get(root);
     this.helpers.delete(root);
-    void helper?.then((running) => {
-      running.end('The workspace was removed');
-    }, () => undefined);
+    if (!helper) return Promise.resolve();
+    return helper.then(
+      (running) => {
+        running.end('The workspace was removed');
+        return running.releasing;
+      },
+      () => undefined,
+    );
   }
 
-  close(): void {
+  /** Ends every helper; resolves once they and their cgroups are gone. */
+  async close(): Promise<void> {
     clearInterval(this.sweep);
-    for (const root of [...this.helpers.keys()]) this.forget(root);
+    await Promise.all([...this.helpers.keys()].map((root) => this.forget(root)));
   }
 
-  private async call(root: string, request: HelperCall): Promise<unknown> {
+  private async call(workspace: WorkspaceIdentity, request: HelperCall): Promise<unknown> {
     if (this.sandbox.mode === 'unavailable') {
       throw new AppError('TOOL_EXECUTION_ERROR', `File tools need the sandbox, which does not work here: ${this.sandbox.problem ?? ''}`);
     }
-    const helper = await this.helperFor(root);
+    const helper = await this.helperFor(workspace);
     return helper.call(request);
   }
 
-  private helperFor(root: string): Promise<FileHelper> {
+  private helperFor(workspace: WorkspaceIdentity): Promise<FileHelper> {
+    const root = workspace.path;
     let helper = this.helpers.get(root);
     if (helper) {
       // Kept in order of use, so the one evicted for room is the least recently used.
@@ -215,7 +273,7 @@ export class WorkspaceFiles {
     } else {
       this.makeRoom();
       const started = FileHelper.start(
-        root,
+        workspace,
         this.sandbox,
         () => {
           if (this.helpers.get(root) === started) this.helpers.delete(root);
@@ -234,14 +292,14 @@ export class WorkspaceFiles {
   private makeRoom(): void {
     if (this.helpers.size < MAX_HELPERS) return;
     const oldest = this.helpers.keys().next();
-    if (!oldest.done) this.forget(oldest.value);
+    if (!oldest.done) void this.forget(oldest.value);
   }
 
   private endIdle(): void {
     const now = Date.now();
     for (const [root, helper] of this.helpers) {
       void helper.then((running) => {
-        if (now - running.lastUsed > IDLE_TIMEOUT_MS && this.helpers.get(root) === helper) this.forget(root);
+        if (now - running.lastUsed > IDLE_TIMEOUT_MS && this.helpers.get(root) === helper) void this.forget(root);
       }, () => undefined);
     }
   }

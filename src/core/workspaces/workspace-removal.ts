@@ -27,7 +27,7 @@ interface RemovalMessage {
 
 /** Ends, on this instance, what could still write the removed workspace; audited per terminal. */
 async function releaseHere(deps: RemovalDeps, path: string, ip: string): Promise<void> {
-  deps.files.forget(path);
+  await deps.files.forget(path);
   for (const terminal of deps.terminals.endWritersOf(path, 'workspace_removed')) {
     await recordAudit(deps.store, {
       type: 'terminal',

@@ -39,6 +39,8 @@ async function answer(line: string): Promise<void> {
   }
 }
 
+// The first line says the helper runs: its sandbox is mounted, and the service may check it.
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 createInterface({ input: process.stdin }).on('line', (line) => {
   void answer(line);
 });
