@@ -99,7 +99,8 @@ export class TerminalSession {
   }
 
   get status(): TerminalStatus {
-    if (this.shell.exited) return 'exited';
+    // Ended by the service: exited at once, not only when the kernel has reaped the shell.
+    if (this.shell.exited || this.endReason !== null) return 'exited';
     return this.reserved || this.shell.running ? 'busy' : 'running';
   }
 
