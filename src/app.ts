@@ -16,6 +16,7 @@ import { createEgressPolicy } from './core/sandbox/egress-policy.js';
 import { serviceNames } from './core/sandbox/service-files.js';
 import { confineGitCalls } from './core/workspaces/confined-git.js';
 import { WorkspaceFiles } from './core/workspaces/workspace-files.js';
+import { CommandJudge } from './core/security/command-judge.js';
 import { followWorkspaceRemovals } from './core/workspaces/workspace-removal.js';
 import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
@@ -69,6 +70,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   }
   confineGitCalls(sandbox);
   const files = new WorkspaceFiles(sandbox, logger);
+  const judge = new CommandJudge();
   // The service's own port joins these once it listens: no allow entry may open it to commands.
   const protectedPorts: number[] = [];
   const egressPolicy =
@@ -130,6 +132,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     terminals,
     sandbox,
     files,
+    judge,
     ...(egressPolicy ? { egressPolicy } : {}),
     modelDownloads,
     streams,
@@ -155,7 +158,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       const terminalsGone = terminals.stopAll();
       const helpersGone = files.close();
       await aborting;
-      await Promise.all([terminalsGone, helpersGone]);
+      await Promise.all([terminalsGone, helpersGone, judge.close()]);
       // Pulls end before the database closes, so none records its outcome into a closed store.
       await modelDownloads.stop();
       sockets.close();

@@ -14,6 +14,7 @@ import type { StreamRegistry } from '../core/streams/stream-registry.js';
 import type { TerminalManager } from '../core/terminals/terminal-manager.js';
 import type { EgressPolicy } from '../core/sandbox/egress-policy.js';
 import type { WorkspaceFiles } from '../core/workspaces/workspace-files.js';
+import type { CommandJudge } from '../core/security/command-judge.js';
 
 /** What every transport shares: built once at start-up. */
 export interface AppDeps {
@@ -36,6 +37,8 @@ export interface AppDeps {
   sandbox: SandboxState;
   /** The model's file tools, run by each workspace's confined helper. */
   files: WorkspaceFiles;
+  /** The risk analysis, on a thread of its own. */
+  judge: CommandJudge;
   /** What commands may reach through their terminal's egress proxy (SANDBOX_NETWORK=proxy). */
   egressPolicy?: EgressPolicy;
   /** This instance's Ollama pulls and their progress. */

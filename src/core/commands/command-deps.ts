@@ -4,6 +4,7 @@ import type { UserEvents } from '../events/user-events.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
 import type { EgressPolicy } from '../sandbox/egress-policy.js';
+import type { CommandJudge } from '../security/command-judge.js';
 import type { TerminalManager } from '../terminals/terminal-manager.js';
 import type { WorkspaceFiles } from '../workspaces/workspace-files.js';
 
@@ -15,6 +16,8 @@ export interface CommandDeps {
   sandbox: SandboxState;
   /** The model's file tools, run by each workspace's confined helper. */
   files: WorkspaceFiles;
+  /** The risk analysis, on a thread of its own. */
+  judge: CommandJudge;
   /** What commands may reach through their terminal's egress proxy (SANDBOX_NETWORK=proxy). */
   egressPolicy?: EgressPolicy;
   /** Live pushes to the user's sockets (a held command); absent where nobody listens. */

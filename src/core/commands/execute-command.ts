@@ -49,6 +49,11 @@ export async function executeCommand(
   command: string,
   options: ExecuteOptions,
 ): Promise<ExecuteOutcome> {
+  // Bounded analysis (CONTRACT §11): a line past the limit is not judged at all.
+  const limit = deps.config.MAX_COMMAND_LENGTH;
+  if (command.length > limit) {
+    throw AppError.invalid(`The command is longer than MAX_COMMAND_LENGTH (${limit} characters)`, { reason: 'too_long', maxLength: limit });
+  }
   terminal.reserve();
   return runReserved(deps, actor, terminal, command, options);
 }
@@ -65,7 +70,7 @@ export async function runReserved(
   try {
     const confirmation = options.confirmation;
     const heldIn = confirmation?.workingDirectory === '' ? undefined : confirmation?.workingDirectory;
-    const { verdict, workingDirectory } = await assessCommand(deps.store, deps.config, terminal, command, heldIn);
+    const { verdict, workingDirectory } = await assessCommand(deps, terminal, command, heldIn);
     // Every verdict but a hold is audited here, so this is also where it is counted.
     const audit = (action: CommandVerdict, extra: Record<string, unknown> = {}) => {
       deps.metrics?.commandDecided(verdict.level, action);
