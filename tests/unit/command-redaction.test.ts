@@ -14,12 +14,15 @@ describe('redactCommand', () => {
     ['tool --token abc --password=def', 'tool --token [redacted] --password=[redacted]'],
     ['curl -u alice:hunter2 https://x', 'curl -u alice:[redacted] https://x'],
     ['mysql -u root -phunter2 db', 'mysql -u root -p[redacted] db'],
+    ['true -pS3cret', 'true -p[redacted]'],
+    ['sshpass -pS3cret ssh host', 'sshpass -p[redacted] ssh host'],
+    ['psql "host=x" && pg_dump -pSuperSecret', 'psql "host=x" && pg_dump -p[redacted]'],
     ['git clone https://alice:hunter2@example.com/r.git', 'git clone https://alice:[redacted]@example.com/r.git'],
   ])('%s', (command, redacted) => {
     expect(redactCommand(command)).toBe(redacted);
   });
 
-  it.each(['PATH=/usr/bin:/bin make', 'ls --sort=size', 'git log --author=alice', 'echo monkey=1', 'cp -r src dst'])(
+  it.each(['PATH=/usr/bin:/bin make', 'ls --sort=size', 'git log --author=alice', 'echo monkey=1', 'cp -r src dst', 'mkdir -pv a/b', 'ls -p'])(
     'leaves %s alone',
     (command) => {
       expect(redactCommand(command)).toBe(command);

@@ -19,7 +19,9 @@ const patterns: [RegExp, string][] = [
   [/(--(?:password|passwd|token|api-?key|secret)\s+)[^\s'"]+/gi, '$1[redacted]'],
   // curl -u user:password, and mysql-style -p<password> glued to its option.
   [/(\s-u\s*['"]?[^\s:'"]+:)[^\s'"]+/g, '$1[redacted]'],
-  [/(\b(?:mysql|mysqldump|mariadb)\b[^|;&]*?\s-p)[^\s'"]+/g, '$1[redacted]'],
+  // A password glued to `-p` (mysql, mysqldump, sshpass, many database tools; any program may
+  // take one so): four characters or more, so `mkdir -pv` and `ls -p` keep their meaning.
+  [/(\s-p)[^\s'"]{4,}/g, '$1[redacted]'],
   // Credentials inside URLs: https://user:secret@host.
   [/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^@\s/]+@/gi, '$1[redacted]@'],
 ];

@@ -14,11 +14,29 @@ import { systemRules } from './system-commands.js';
 import { textProgramRules } from './text-programs.js';
 import { wrapperRules } from './wrappers.js';
 
-const rules: ReadonlyMap<string, CommandRule> = new Map([
-  ...readOnlyRules, ...findRules, ...textProgramRules, ...fileChangeRules, ...archiveRules, ...dataToolRules,
-  ...gitRules, ...wrapperRules, ...interpreterRules, ...networkRules, ...systemRules, ...shellBuiltinRules,
-  ...interactiveProgramRules,
-]);
+/**
+ * One rule per command name, whatever family it sits in: a second rule for a name is refused when
+ * the rules load, since with last-one-wins one of them would be dead without anyone noticing (a
+ * read-only rule for `more` once hid its rule as a program that runs typed commands).
+ */
+export function ruleRegistry(families: Readonly<Record<string, ReadonlyMap<string, CommandRule>>>): ReadonlyMap<string, CommandRule> {
+  const rules = new Map<string, CommandRule>();
+  const owners = new Map<string, string>();
+  for (const [family, familyRules] of Object.entries(families)) {
+    for (const [name, rule] of familyRules) {
+      const owner = owners.get(name);
+      if (owner !== undefined) throw new Error(`two rules for the command ${name}: in ${owner} and in ${family}`);
+      owners.set(name, family);
+      rules.set(name, rule);
+    }
+  }
+  return rules;
+}
+
+const rules = ruleRegistry({
+  readOnlyRules, findRules, textProgramRules, fileChangeRules, archiveRules, dataToolRules, gitRules, wrapperRules,
+  interpreterRules, networkRules, systemRules, shellBuiltinRules, interactiveProgramRules,
+});
 
 /**
  * Anything not listed is medium (CONTRACT §4's default), but its arguments are still looked at:

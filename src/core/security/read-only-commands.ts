@@ -91,7 +91,6 @@ const specs: Record<string, InspectionSpec> = {
     syntax: { valued: 'bhjkoOpPtTxyz#', valuedLong: ['--log-file', '--LOG-FILE', '--lesskey-file', '--pattern', '--prompt', '--tag', '--tag-file'] },
     operands: 'paths', writeOptions: ['-o', '-O', '--log-file', '--LOG-FILE'], readOptions: ['-k', '--lesskey-file', '-T', '--tag-file'],
   },
-  more: { syntax: { valued: 'n' }, operands: 'paths' },
   grep, egrep: grep, fgrep: grep,
   rg: {
     syntax: {
