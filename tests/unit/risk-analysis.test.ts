@@ -261,6 +261,19 @@ const adversarialRows: Row[] = [
   row('echo hi > /dev/tcp/1.2.3.4/80', 'high', 'opens a network connection'),
 
   // Paths: symlinks are followed, `..` is applied after them, /tmp and /dev/null are not outside.
+  // A symbolic link's target resolves where the link lies; one out of the workspaces is high
+  // (CONTRACT §11), since a later line would read through it as "inside". /tmp is the command's
+  // own private folder, judged as written, not by what the host's /tmp holds.
+  row('ln -s ../etc /tmp/e && cat /tmp/e/hostname', 'high', 'creates a symbolic link out of the workspaces: ../etc'),
+  row('ln -s /etc link', 'high', 'creates a symbolic link out of the workspaces: /etc'),
+  row('ln -s ../../.. up', 'high', 'creates a symbolic link out of the workspaces: ../../..'),
+  row('ln -sf {HOME}/.ssh keys', 'high', 'creates a symbolic link out of the workspaces'),
+  row('ln -s src/ link', 'medium', 'creates links: ln'),
+  row('ln -s ../README.md src/readme', 'medium', 'creates links: ln'),
+  row('ln -s README.md /tmp/readme', 'medium', 'writes under /tmp: /tmp/readme'),
+  row('ln -s "$x" link', 'high', 'creates a symbolic link that cannot be resolved'),
+  row('ln -s /etc link', 'medium', 'creates links: ln', { context: 'unrestricted' }),
+  row('cat /tmp/e/hostname', 'low', 'read-only inspection'),
   row('cat etc-link/passwd', 'high', 'reads outside the workspaces: etc-link/passwd'),
   row('cat etc-link/../etc/shadow', 'high', 'reads outside the workspaces'),
   row('echo x > etc-link/hosts', 'critical', 'writes outside the workspaces: etc-link/hosts'),

@@ -1,4 +1,7 @@
+import { statSync } from 'node:fs';
+import { posix } from 'node:path';
 import type { Argument, CommandRule, Invocation } from './command-invocation.js';
+import { absolutePath, locatePath } from './path-scope.js';
 import { hasOption, optionValues, parseOptions, subArgument, textOf, type OptionSyntax, type ParsedCommand } from './command-options.js';
 import { literalValue } from './shell-words.js';
 import { checkRead, checkRemove, checkWrite } from './path-access.js';
@@ -54,13 +57,55 @@ function transfer(verb: 'copies' | 'moves'): CommandRule {
 const ln: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, copySyntax);
   const { sources, destination } = splitDestination(parsed);
-  // A link's target is only read through it later, and reads are checked where they happen, with
-  // symlinks followed; what must be checked now is where the link itself is created.
-  for (const source of sources) checkRead(invocation, source);
+  const symbolic = hasOption(parsed, '-s', '--symbolic');
+  // A hard link's source is read through the link later; a symbolic link's target is text, which
+  // resolves where the link lies (CONTRACT §11: a symlink out of the workspaces is high).
+  for (const source of sources) {
+    if (symbolic) checkLinkTarget(invocation, source, destination, sources.length > 1 || parsed.operands.length === 1);
+    else checkRead(invocation, source);
+  }
   checkWrite(invocation, destination ?? currentDirectory);
   invocation.engine.report('medium', `creates links: ${invocation.name}`);
   return undefined;
 };
+
+/**
+ * Where a symbolic link made now will lead: its target text taken relative to the folder the link
+ * lies in (the destination itself when it is a folder, or the cwd when none is given). A link that
+ * leads out of the workspaces (the private /tmp aside) lets later lines judged as "inside" reach
+ * outside; a target that cannot be known is judged the same.
+ */
+function checkLinkTarget(invocation: Invocation, target: Argument, destination: Argument | null, intoFolder: boolean): void {
+  const { engine, scope } = invocation;
+  const text = textOf(target);
+  const destinationText = destination === null ? null : textOf(destination);
+  if (text === null || (destination !== null && destinationText === null)) {
+    engine.report('high', `creates a symbolic link that cannot be resolved: ${target.text}`);
+    return;
+  }
+  const linkAt = destinationText ?? '.';
+  const policy = engine.pathPolicy(scope);
+  const linkPath = absolutePath(linkAt, scope.cwd);
+  if (linkPath === null) {
+    engine.report('high', `creates a symbolic link that cannot be resolved: ${target.text}`);
+    return;
+  }
+  const isFolder = intoFolder || linkAt.endsWith('/') || destination === null || isExistingFolder(policy.resolve(linkPath));
+  const folder = isFolder ? linkPath : posix.dirname(linkPath);
+  const leadsTo = text.startsWith('/') ? text : posix.join(folder, text);
+  const { zone } = locatePath(leadsTo, policy);
+  if (engine.restrictToWorkspaces && (zone === 'outside' || zone === 'device' || zone === 'network')) {
+    engine.report('high', `creates a symbolic link out of the workspaces: ${target.text}`);
+  }
+}
+
+function isExistingFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 const install: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, { valued: 'tSmogZ', valuedLong: ['--target-directory', '--suffix', '--mode', '--owner', '--group', '--context'] });

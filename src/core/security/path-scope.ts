@@ -110,11 +110,18 @@ function lexicalZone(path: string): { zone: PathZone; blockDevice: boolean } | n
   return null;
 }
 
-/** Classifies an absolute path: special files by name first (they are links into /proc), then by real path. */
+/**
+ * Classifies an absolute path: special files by name first (they are links into /proc), then by
+ * real path. Under /tmp (outside the workspaces) a command sees its own private folder, not the
+ * host's: the host's /tmp says nothing of it (its links could lead anywhere on the host while the
+ * command's lead elsewhere), so such a path is the private /tmp as written.
+ */
 export function locatePath(absolute: string, policy: PathPolicy): LocatedPath {
   const lexical = posix.resolve(absolute);
   const byName = lexicalZone(lexical);
   if (byName !== null) return { ...byName, real: lexical };
+  const inWorkspace = policy.workspaceRoots.some((root) => isPathInside(lexical, root));
+  if (!inWorkspace && tmpRoots.some((root) => isPathInside(lexical, root))) return { zone: 'tmp', real: lexical, blockDevice: false };
   const real = policy.resolve(absolute);
   const byTarget = lexicalZone(real);
   if (byTarget !== null) return { ...byTarget, real };
