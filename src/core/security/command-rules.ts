@@ -7,6 +7,7 @@ import { gitRules } from './git-commands.js';
 import { interactiveProgramRules } from './interactive-programs.js';
 import { interpreterRules } from './interpreters.js';
 import { networkRules } from './network-tools.js';
+import { programRunnerRules } from './program-runners.js';
 import { checkRead, checkUnknownArguments } from './path-access.js';
 import { readOnlyRules } from './read-only-commands.js';
 import { shellBuiltinRules, shellBuiltinNames } from './shell-builtins.js';
@@ -35,7 +36,7 @@ export function ruleRegistry(families: Readonly<Record<string, ReadonlyMap<strin
 
 const rules = ruleRegistry({
   readOnlyRules, findRules, textProgramRules, fileChangeRules, archiveRules, dataToolRules, gitRules, wrapperRules,
-  interpreterRules, networkRules, systemRules, shellBuiltinRules, interactiveProgramRules,
+  interpreterRules, networkRules, systemRules, shellBuiltinRules, interactiveProgramRules, programRunnerRules,
 });
 
 /**

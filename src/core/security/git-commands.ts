@@ -142,8 +142,12 @@ const fetchLike: GitHandler = (call) => {
   changes(call);
 };
 
+/**
+ * difftool and mergetool run a diff or merge program: the one named on the line, or else the one
+ * the configuration names, often an editor that runs what is typed into it (CONTRACT §11).
+ */
 const externalTool: GitHandler = (call) => {
-  runsProgram(call, '-x', '--extcmd', '-t', '--tool');
+  if (!runsProgram(call, '-x', '--extcmd', '-t', '--tool')) report(call, 'high', `runs another program: git ${call.sub}`);
   changes(call);
 };
 

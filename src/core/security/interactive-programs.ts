@@ -35,7 +35,21 @@ function databaseShell(batch: readonly string[], syntax: OptionSyntax, maxOperan
 
 const psql = databaseShell(['-c', '--command', '-f', '--file', '-l', '--list', '-V', '--version'], { valued: 'cdfhpUvoLTPFR', valuedLong: ['--command', '--file', '--dbname', '--host', '--port', '--username'] }, 2);
 const mysql = databaseShell(['-e', '--execute', '-V', '--version'], { valued: 'eDhPuSp', valuedLong: ['--execute', '--database', '--host', '--port', '--user'] }, 1);
-const sqlite = databaseShell(['-version', '--version', '-cmd'], { valuedLong: ['-cmd', '-separator', '-newline', '-nullvalue'] }, 1);
+const sqliteBatch = databaseShell(['-version', '--version', '-cmd'], { valuedLong: ['-cmd', '-separator', '-newline', '-nullvalue'] }, 1);
+
+/**
+ * sqlite3's dot-commands given on the line: `.shell` and `.system` run shell code, `.import` and
+ * `.output`/`.once` with a `|` run a program, `.load` loads a library, and `load_extension()` or
+ * `writefile()` in SQL do the same from a query (CONTRACT §11).
+ */
+const sqlite: CommandRule = (invocation) => {
+  const runsPrograms = invocation.args.some((argument) => {
+    const text = argument.value.kind === 'literal' ? argument.value.text : null;
+    return text === null || /(^|\n|;)\s*\.(shell|system|import|load|output|once|excel|edit)\b|load_extension|writefile|edit\s*\(/i.test(text);
+  });
+  if (runsPrograms) invocation.engine.report('high', `runs programs from its commands: ${invocation.name}`);
+  return sqliteBatch(invocation);
+};
 
 const editorsAndTools = [
   'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'rvim', 'vim.basic', 'vim.tiny', 'vim.nox', 'ex', 'ed', 'red', 'emacs', 'nano', 'pico', 'joe', 'jed', 'mg', 'micro', 'kak', 'hx',

@@ -61,6 +61,11 @@ interface InterpreterSpec {
   readonly interactive?: readonly string[];
   /** Modules that read code from the terminal (`python -m pdb`, `-m code`). */
   readonly interactiveModules?: readonly string[];
+  /**
+   * Modules known to run nothing but the workspace's own code or tools (`pip`, `pytest`); any
+   * other may run code given in its arguments (`python -m timeit "os.system(…)"`, CONTRACT §11).
+   */
+  readonly knownModules?: readonly string[];
   /** Options, or `option=value` pairs, that start a debugger reading the terminal (`perl -d`, `ruby -rdebug`). */
   readonly debugger?: readonly string[];
   /** A first operand that is a debugger, not a script (`node inspect app.js`). */
@@ -92,7 +97,10 @@ function interpreter(spec: InterpreterSpec): CommandRule {
     }
     if (readsTypedCode(spec, invocation, parsed)) engine.report('high', interactiveReason(name));
     if (spec.module !== undefined && hasOption(parsed, ...spec.module)) {
-      engine.report('medium', `runs a module: ${name}`);
+      const modules = optionValues(parsed, ...spec.module).map(textOf);
+      const unknown = modules.filter((module) => module === null || !(spec.knownModules ?? []).includes(module.split('.')[0] ?? module));
+      if (unknown.length > 0) engine.report('high', `runs a module that may run code from its arguments: ${name} -m ${unknown.map((module) => module ?? '?').join(' ')}`);
+      else engine.report('medium', `runs a module: ${name}`);
       return undefined;
     }
     const script = invocation.args[parsed.rest];
@@ -110,6 +118,7 @@ function interpreter(spec: InterpreterSpec): CommandRule {
 const python = interpreter({
   inline: ['-c'], valued: 'cmWX', valuedLong: ['--check-hash-based-pycs'], module: ['-m'], info: ['-V', '--version', '-h', '--help'], interactive: ['-i'],
   interactiveModules: ['code', 'pdb', 'idlelib', 'asyncio', 'IPython', 'ptpython', 'bpython'],
+  knownModules: ['pip', 'venv', 'virtualenv', 'ensurepip', 'pytest', 'unittest', 'build', 'compileall', 'py_compile', 'mypy', 'black', 'ruff', 'flake8', 'pylint', 'isort', 'coverage', 'tox', 'http', 'json', 'pydoc'],
 });
 const perl = interpreter({ inline: ['-e', '-E'], valued: 'eEIMm', attached: 'xil0CdDFV', info: ['-v', '--version', '-h'], debugger: ['-d'] });
 const ruby = interpreter({ inline: ['-e'], valued: 'eIrCEF', attached: 'WTKx', info: ['-v', '--version', '-h', '--help'], debugger: ['-r=debug'] });

@@ -1,6 +1,7 @@
 import type { CommandRule } from './command-invocation.js';
 import { hasOption, optionValues, parseOptions, textOf } from './command-options.js';
 import { checkUnknownArguments, checkWrite } from './path-access.js';
+import { packageRunnerVerb } from './program-runners.js';
 
 const kill: CommandRule = (invocation) => {
   const listsSignals = invocation.args.every((argument) => ['-l', '-L', '--list', '--table'].includes(textOf(argument) ?? ''));
@@ -43,6 +44,10 @@ const systemctl: CommandRule = (invocation) => {
 const packageManager: CommandRule = (invocation) => {
   const { engine, name } = invocation;
   engine.report('medium', `package manager: ${name}`);
+  // `npm exec`, `pnpm dlx`, …: a package's program, fetched if missing (CONTRACT §11).
+  if (packageRunnerVerb(name, textOf(invocation.args.find((argument) => !(textOf(argument) ?? '-').startsWith('-'))))) {
+    engine.report('high', `runs a package's program, fetched if missing: ${name} ${textOf(invocation.args.find((argument) => !(textOf(argument) ?? '-').startsWith('-'))) ?? ''}`);
+  }
   const parsed = parseOptions(invocation.args, { valuedLong: ['--prefix', '--target', '--root', '--cache', '--global-folder'] });
   const words = invocation.args.map(textOf);
   const global = hasOption(parsed, '-g', '--global')
@@ -62,6 +67,6 @@ export const systemRules: ReadonlyMap<string, CommandRule> = new Map<string, Com
   ...['shutdown', 'reboot', 'halt', 'poweroff'].map((name): [string, CommandRule] => [name, shutsDown]),
   ['init', init], ['telinit', init],
   ['systemctl', systemctl],
-  ...['npm', 'pnpm', 'yarn', 'npx', 'bun', 'pip', 'pip3', 'pipx', 'poetry', 'uv', 'cargo', 'gem', 'bundle', 'composer', 'go', 'conda',
+  ...['npm', 'pnpm', 'yarn', 'bun', 'pip', 'pip3', 'pipx', 'poetry', 'uv', 'cargo', 'gem', 'bundle', 'composer', 'go', 'conda',
     'apt', 'apt-get', 'dnf', 'yum', 'brew', 'apk', 'pacman', 'zypper'].map((name): [string, CommandRule] => [name, packageManager]),
 ]);
