@@ -78,6 +78,8 @@ declare module 'mvdan-sh' {
 
   export interface ParamExp extends Node {
     readonly Param: Lit | null;
+    /** `${!prefix*}` / `${!prefix@}`: names with the prefix (a non-zero token). */
+    readonly Names: number;
     /** `$x` rather than `${x}`. */
     readonly Short: boolean;
     /** `${!x}` */

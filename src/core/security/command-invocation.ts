@@ -1,4 +1,5 @@
 import type { RiskLevel } from './risk-levels.js';
+import { cloneShellState, type ShellState } from './shell-state.js';
 import type { PathPolicy } from './path-scope.js';
 import type { WordValue } from './shell-words.js';
 
@@ -23,10 +24,15 @@ export interface Scope {
   readonly defining: readonly string[];
   /** Runs in a pipeline or in the background (a recursive call there is a fork bomb). */
   readonly concurrent: boolean;
+  /**
+   * The shell's state as this point of the line leaves it (CONTRACT §11): what earlier lines
+   * defined, and what this line has changed so far. Each copy of the scope has its own.
+   */
+  state: ShellState;
 }
 
 export function copyScope(scope: Scope, changes: Partial<Scope> = {}): Scope {
-  return { ...scope, ...changes };
+  return { ...scope, state: cloneShellState(scope.state), ...changes };
 }
 
 /** Where a command's standard input comes from, for shells and interpreters that read code from it. */

@@ -10,7 +10,7 @@ import { networkRules } from './network-tools.js';
 import { programRunnerRules } from './program-runners.js';
 import { checkRead, checkUnknownArguments } from './path-access.js';
 import { readOnlyRules } from './read-only-commands.js';
-import { shellBuiltinRules, shellBuiltinNames } from './shell-builtins.js';
+import { shellBuiltinRules } from './shell-builtins.js';
 import { systemRules } from './system-commands.js';
 import { textProgramRules } from './text-programs.js';
 import { wrapperRules } from './wrappers.js';
@@ -50,13 +50,13 @@ const unlistedCommand: CommandRule = (invocation) => {
   return undefined;
 };
 
-export function ruleFor(name: string): CommandRule {
-  return rules.get(name) ?? (name.startsWith('mkfs.') ? (rules.get('mkfs') ?? unlistedCommand) : unlistedCommand);
+/** Whether a name is a program this analyser knows (an alias or function of that name shadows it). */
+export function isKnownProgram(name: string): boolean {
+  return rules.has(name);
 }
 
-/** Whether a function of this name would shadow something (a listed command or a shell builtin). */
-export function isKnownCommandName(name: string): boolean {
-  return rules.has(name) || shellBuiltinNames.has(name);
+export function ruleFor(name: string): CommandRule {
+  return rules.get(name) ?? (name.startsWith('mkfs.') ? (rules.get('mkfs') ?? unlistedCommand) : unlistedCommand);
 }
 
 /** `$X`, `$(…)`, `$'…'`, `{a,b}`, `/bin/r?`, `~user` as a command name: what runs cannot be known. */

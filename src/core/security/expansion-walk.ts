@@ -15,6 +15,11 @@ export interface StatementRunner {
 
 /** `${x=v}` and `${x:=v}` assign to x. */
 const assigningExpansionOps: ReadonlySet<number> = new Set([74, 75]);
+/** `${x@op}`: with op `P`, the value is expanded as a prompt string, which runs `$(…)` in it. */
+const otherParamOps = 84;
+
+const LITERAL_NUMBER = /^\s*-?(0[xX][0-9a-fA-F]+|[0-9]+(#[0-9A-Za-z@_]+)?)\s*$/;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Walks every place inside a word where a command can hide: command and process substitution,
@@ -64,6 +69,24 @@ function parameterEffects(runner: StatementRunner, node: ParamExp, scope: Scope,
   if (name !== undefined && node.Exp !== null && assigningExpansionOps.has(node.Exp.Op)) {
     checkAssignedName(runner.engine, scope, name);
   }
+  // CONTRACT §11: `${!x}` looks up the variable x names, and a name with a subscript evaluates it
+  // as arithmetic; `${x@P}` expands x's value as a prompt, running any `$(…)` in it.
+  // `${arr[@]}` / `${arr[*]}` are every element, and `${!arr[@]}` every key: no arithmetic there.
+  const allElements = node.Index !== null && /^[@*]$/.test(runner.textOf(node.Index));
+  if (node.Excl && node.Names === 0 && !allElements) runner.engine.report('high', `indirect expansion evaluates a value as code: ${runner.textOf(node)}`);
+  if (node.Exp?.Op === otherParamOps && /P/.test(runner.textOf(node.Exp.Word ?? node))) {
+    runner.engine.report('high', `prompt expansion runs code in a value: ${runner.textOf(node)}`);
+  }
+  if (allElements || (node.Index !== null && name !== undefined && isAssociativeName(name, scope))) {
+    return mergeEffects(
+      wordEffects(runner, node.Exp?.Word ?? null, scope, stdin),
+      wordEffects(runner, node.Repl?.Orig ?? null, scope, stdin),
+      wordEffects(runner, node.Repl?.With ?? null, scope, stdin),
+      arithmeticEffects(runner, node.Slice?.Offset ?? null, scope, stdin),
+      arithmeticEffects(runner, node.Slice?.Length ?? null, scope, stdin),
+      wordEffects(runner, asIndexWord(node.Index), scope, stdin),
+    );
+  }
   return mergeEffects(
     wordEffects(runner, node.Exp?.Word ?? null, scope, stdin),
     wordEffects(runner, node.Repl?.Orig ?? null, scope, stdin),
@@ -83,7 +106,13 @@ export function arithmeticEffects(runner: StatementRunner, node: Node | null, sc
       checkArithmeticText(runner, arithm.node, scope);
       return wordEffects(runner, arithm.node, scope, stdin);
     case 'BinaryArithm':
-      if (arithmAssignOps.has(arithm.node.Op)) checkArithmeticTarget(runner, arithm.node.X, scope);
+      if (arithmAssignOps.has(arithm.node.Op)) {
+        checkArithmeticTarget(runner, arithm.node.X, scope);
+        // The right side is judged as an operand; the target then holds an integer.
+        const effects = arithmeticEffects(runner, arithm.node.Y, scope, stdin);
+        knowInteger(runner, arithm.node.X, scope);
+        return effects;
+      }
       return mergeEffects(
         arithmeticEffects(runner, arithm.node.X, scope, stdin),
         arithmeticEffects(runner, arithm.node.Y, scope, stdin),
@@ -106,13 +135,53 @@ function checkArithmeticTarget(runner: StatementRunner, target: Node, scope: Sco
   if (value.kind === 'literal') checkAssignedName(runner.engine, scope, value.text);
 }
 
-// bash evaluates array subscripts found in arithmetic text, and `$(…)` there runs a command that
-// the parser never saw as one (`let 'a[$(id)]=1'`, `[[ -v 'a[$(id)]' ]]`).
+/** After an arithmetic assignment its target holds an integer, whatever it held before. */
+function knowInteger(runner: StatementRunner, target: Node, scope: Scope): void {
+  const arithm = arithmNode(target);
+  if (arithm.kind !== 'Word') return;
+  const value = wordValue(arithm.node, scope);
+  if (value.kind !== 'literal' || !VARIABLE_NAME.test(value.text)) return;
+  if (!scope.state.integers.includes(value.text)) scope.state.integers.push(value.text);
+}
+
+/**
+ * An operand of arithmetic (CONTRACT §11, "Expansions that evaluate code"): bash evaluates a
+ * variable's value as arithmetic in turn, where `a[$(cmd)]` runs cmd. Only a literal number, or a
+ * name this shell is known to hold a literal integer in, is safe; anything else is high.
+ */
 function checkArithmeticText(runner: StatementRunner, word: Word, scope: Scope): void {
+  if (isIntegerExpansion(word, scope)) return;
   const value = wordValue(word, scope);
-  if (value.kind === 'literal' && runsCodeInArithmetic(value.text)) {
-    runner.engine.report('high', `arithmetic text runs code that cannot be analysed: ${runner.textOf(word)}`);
+  const text = runner.textOf(word);
+  if (value.kind !== 'literal') {
+    runner.engine.report('high', `arithmetic evaluates a value that cannot be known: ${text}`);
+    return;
   }
+  if (LITERAL_NUMBER.test(value.text)) return;
+  if (VARIABLE_NAME.test(value.text)) {
+    if (!scope.state.integers.includes(value.text)) runner.engine.report('high', `arithmetic evaluates the value of ${value.text} as code`);
+    return;
+  }
+  if (runsCodeInArithmetic(value.text)) runner.engine.report('high', `arithmetic text runs code that cannot be analysed: ${text}`);
+  else runner.engine.report('high', `arithmetic evaluates a value that cannot be known: ${text}`);
+}
+
+/** `$#`, `$?`, `$$`, `$!`: always an integer, whatever earlier lines did. */
+const INTEGER_PARAMETERS: ReadonlySet<string> = new Set(['#', '?', '$', '!']);
+
+/**
+ * `$n`, `${n}` of a name known to hold an integer, a special parameter that always does, or a
+ * length `${#x}`: the expansion is a number before arithmetic sees it.
+ */
+function isIntegerExpansion(word: Word, scope: Scope): boolean {
+  const [only] = word.Parts;
+  if (only === undefined || word.Parts.length !== 1) return false;
+  const part = wordPart(only);
+  if (part.kind !== 'ParamExp') return false;
+  const { Param, Excl, Length, Index, Exp, Repl, Slice } = part.node;
+  const name = Param?.Value;
+  if (name === undefined || Excl || Index !== null || Exp !== null || Repl !== null || Slice !== null) return false;
+  return Length || INTEGER_PARAMETERS.has(name) || scope.state.integers.includes(name);
 }
 
 /** `[[ … ]]`: substitutions in its words, and the operands bash evaluates as arithmetic. */
@@ -122,7 +191,7 @@ export function testEffects(runner: StatementRunner, node: Node, scope: Scope, s
     case 'Word':
       return wordEffects(runner, test.node, scope, stdin);
     case 'UnaryTest':
-      if (test.node.Op === unaryTestVarSet) checkTestOperand(runner, test.node.X, scope);
+      if (test.node.Op === unaryTestVarSet) checkSetTestOperand(runner, test.node.X, scope);
       return testEffects(runner, test.node.X, scope, stdin);
     case 'BinaryTest':
       if (arithmeticTestOps.has(test.node.Op)) {
@@ -141,4 +210,34 @@ export function testEffects(runner: StatementRunner, node: Node, scope: Scope, s
 function checkTestOperand(runner: StatementRunner, node: Node, scope: Scope): void {
   const test = testNode(node);
   if (test.kind === 'Word') checkArithmeticText(runner, test.node, scope);
+}
+
+/**
+ * `[[ -v name ]]` reads no value, but `[[ -v a[sub] ]]` evaluates sub as arithmetic, where a name
+ * that is not a known integer, or `$(…)`, runs code.
+ */
+function checkSetTestOperand(runner: StatementRunner, node: Node, scope: Scope): void {
+  const test = testNode(node);
+  if (test.kind !== 'Word') return;
+  const value = wordValue(test.node, scope);
+  if (value.kind !== 'literal') {
+    runner.engine.report('high', `tests a variable whose name cannot be known: ${runner.textOf(test.node)}`);
+    return;
+  }
+  const subscript = /^[A-Za-z_][A-Za-z0-9_]*\[(.*)\]$/s.exec(value.text)?.[1];
+  if (subscript === undefined || LITERAL_NUMBER.test(subscript) || subscript === '@' || subscript === '*') return;
+  const name = value.text.slice(0, value.text.indexOf('['));
+  if (isAssociativeName(name, scope) && !/[$`]/.test(subscript)) return;
+  if (VARIABLE_NAME.test(subscript) && scope.state.integers.includes(subscript)) return;
+  runner.engine.report('high', `arithmetic evaluates a subscript as code: ${value.text}`);
+}
+
+/** Arrays whose subscripts are strings: bash's own, and those this shell declared with `declare -A`. */
+function isAssociativeName(name: string, scope: Scope): boolean {
+  return name === 'BASH_ALIASES' || name === 'BASH_CMDS' || scope.state.associative.includes(name);
+}
+
+function asIndexWord(node: Node): Word | null {
+  const arithm = arithmNode(node);
+  return arithm.kind === 'Word' ? arithm.node : null;
 }

@@ -55,6 +55,9 @@ const editorsAndTools = [
   'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'rvim', 'vim.basic', 'vim.tiny', 'vim.nox', 'ex', 'ed', 'red', 'emacs', 'nano', 'pico', 'joe', 'jed', 'mg', 'micro', 'kak', 'hx',
   'more', 'most', 'gdb', 'lldb', 'pdb', 'tmux', 'screen', 'mc', 'ranger', 'nnn', 'lf', 'irb', 'pry', 'ghci',
   'R', 'tclsh', 'wish', 'expect', 'mongo', 'mongosh', 'lynx', 'w3m', 'dc', 'ncdu', 'tig', 'aptitude', 'crontab', 'visudo', 'vipw',
+  'jshell', 'ipython', 'ipython3', 'jupyter', 'octave', 'gforth', 'guile', 'racket', 'sbcl', 'clisp',
+  'ocaml', 'utop', 'erl', 'iex', 'scala', 'groovysh', 'pwsh', 'xonsh', 'nu', 'elvish', 'bpython', 'ptpython',
+  'newgrp', 'vimtutor', 'alpine', 'mutt', 'neomutt', 'mail', 'mailx',
 ];
 
 export const interactiveProgramRules: ReadonlyMap<string, CommandRule> = new Map<string, CommandRule>([

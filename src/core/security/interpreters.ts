@@ -3,6 +3,7 @@ import { hasOption, optionValues, parseOptions, textOf, type ParsedCommand } fro
 import { interactiveReason, reportHiddenCode, runCodeArgument, runScriptOperand, runStdinProgram } from './code-strings.js';
 import { checkRead } from './path-access.js';
 import { plainText } from './shell-words.js';
+import { stopFollowing } from './state-changes.js';
 
 /**
  * sh, bash, zsh, …: `-c CODE` (also inside a cluster like `-lc`) runs CODE, `-s` or no operand
@@ -140,6 +141,8 @@ const evalRule: CommandRule = (invocation) => {
   const texts = invocation.args.map((argument) => plainText(argument.value));
   if (texts.some((text) => text === null)) {
     reportHiddenCode(invocation, invocation.args.some((argument) => argument.remote), 'eval');
+    // Whatever it ran changed the shell in ways not seen here (CONTRACT §11).
+    stopFollowing(invocation.engine, invocation.scope, 'eval of text that cannot be known');
     return undefined;
   }
   return invocation.engine.runScript(texts.join(' '), invocation.scope, invocation.stdin);
@@ -155,6 +158,8 @@ const source: CommandRule = (invocation) => {
   // Unlike `bash script.sh`, a sourced script runs in the terminal's own shell: it can redefine
   // what the shell relies on to read only the service's commands (its prompt function, `builtin`).
   invocation.engine.report('high', `runs a script inside the terminal's own shell: ${invocation.name} ${script.text}`);
+  // What the file defines stays in the shell, and this analysis never read it (CONTRACT §11).
+  stopFollowing(invocation.engine, invocation.scope, `${invocation.name} ${script.text}`);
   return runScriptOperand(invocation, script, invocation.name);
 };
 

@@ -107,9 +107,14 @@ const man: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args, {
     valued: 'CMPSstemLRH', attached: 'H', valuedLong: ['--config-file', '--manpath', '--pager', '--sections', '--systems', '--extension', '--locale', '--recode', '--html'],
   });
-  for (const pager of optionValues(parsed, '-P', '--pager')) runCodeArgument(invocation, pager, `${invocation.name} -P`);
+  const pagers = optionValues(parsed, '-P', '--pager');
+  for (const pager of pagers) runCodeArgument(invocation, pager, `${invocation.name} -P`);
   if (hasOption(parsed, '-H', '--html')) invocation.engine.report('high', `runs another program: ${invocation.name} --html`);
   for (const config of optionValues(parsed, '-C', '--config-file')) checkRead(invocation, config);
+  // CONTRACT §11 lists man among the programs that run commands: its pager takes keystrokes,
+  // which are not judged. Only the lookups that print and end (-k, -f, -w) are not interactive.
+  const lookup = hasOption(parsed, '-k', '--apropos', '-f', '--whatis', '-w', '--where', '--path', '-W', '--where-cat');
+  if (pagers.length === 0 && !lookup) invocation.engine.report('high', `opens a pager that takes commands typed into it: ${invocation.name}`);
   invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
   return undefined;
 };

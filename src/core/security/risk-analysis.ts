@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { Findings, type RiskVerdict } from './findings.js';
+import { initialShellState, type ShellState } from './shell-state.js';
 import { resolveRealPath } from './path-scope.js';
 import { LineAnalysis } from './shell-walk.js';
 
@@ -26,6 +27,14 @@ export interface AnalysisContext {
    * kernel does).
    */
   resolvePath?: (absolutePath: string) => string;
+  /** What earlier lines of this shell left behind (CONTRACT §11); a fresh shell's when absent. */
+  state?: ShellState;
+}
+
+export interface LineVerdict {
+  verdict: RiskVerdict;
+  /** The shell's state once the line has run: kept by the terminal if the line is sent. */
+  state: ShellState;
 }
 
 /**
@@ -33,16 +42,25 @@ export interface AnalysisContext {
  * of the whole line. Pure apart from resolving paths on disk.
  */
 export function analyzeCommand(command: string, context: AnalysisContext): RiskVerdict {
+  return analyzeLine(command, context).verdict;
+}
+
+/** The verdict on a line and the state the shell is left in once it has run. */
+export function analyzeLine(command: string, context: AnalysisContext): LineVerdict {
   const findings = new Findings();
   const custom = context.resolvePath;
   const resolve = custom === undefined ? resolveRealPath : (absolute: string) => custom(posix.resolve(absolute));
   const analysis = new LineAnalysis(context.workspaceRoots, context.restrictToWorkspaces, resolve, findings);
+  const before = context.state ?? initialShellState();
+  let state: ShellState;
   try {
-    analysis.analyseLine(command, context.cwd, context.home);
+    state = analysis.analyseLine(command, context.cwd, context.home, before);
   } catch (error) {
-    // Fail closed: whatever stopped the walk, the part it did not see may be the dangerous one.
+    // Fail closed: whatever stopped the walk, the part it did not see may be the dangerous one,
+    // and what it did to the shell is not known either.
     findings.add('high', `cannot be analysed: ${error instanceof Error ? error.message : String(error)}`);
+    state = { ...before, unmodelled: before.unmodelled ?? 'a line that could not be analysed ran' };
   }
-  return findings.verdict();
+  return { verdict: findings.verdict(), state };
 }
 

@@ -1,17 +1,10 @@
-import { copyScope, type CommandRule, type Invocation } from './command-invocation.js';
+import type { CommandRule, Invocation } from './command-invocation.js';
 import { hasOption, optionValues, parseOptions, textOf } from './command-options.js';
 import { reportHiddenCode, runCodeArgument } from './code-strings.js';
 import { checkRead } from './path-access.js';
 import { checkAssignedName } from './variable-assignments.js';
+import { defineAlias, forget, recordSetOptions, recordShoptOptions, recordTrap, rememberPath, stopFollowing } from './state-changes.js';
 
-/** bash's builtins: a function with one of these names changes what later lines mean. */
-export const shellBuiltinNames: ReadonlySet<string> = new Set([
-  'alias', 'bg', 'bind', 'break', 'builtin', 'caller', 'cd', 'command', 'compgen', 'complete', 'compopt', 'continue', 'declare', 'dirs',
-  'disown', 'echo', 'enable', 'eval', 'exec', 'exit', 'export', 'false', 'fc', 'fg', 'getopts', 'hash', 'help', 'history', 'jobs', 'kill',
-  'let', 'local', 'logout', 'mapfile', 'popd', 'printf', 'pushd', 'pwd', 'read', 'readarray', 'readonly', 'return', 'set', 'shift',
-  'shopt', 'source', 'suspend', 'test', 'times', 'trap', 'true', 'type', 'typeset', 'ulimit', 'umask', 'unalias', 'unset', 'wait',
-  '.', ':', '[',
-]);
 
 /**
  * cd moves the scope's cwd so later paths of the line resolve where the shell will be: the
@@ -52,8 +45,17 @@ const directoryStack: CommandRule = (invocation) => {
 
 function assignsNames(invocation: Invocation, names: readonly (string | null)[]): void {
   for (const name of names) {
-    if (name === null) invocation.engine.report('high', `assigns a variable whose name cannot be resolved: ${invocation.name}`);
-    else checkAssignedName(invocation.engine, invocation.scope, name);
+    if (name === null) {
+      invocation.engine.report('high', `assigns a variable whose name cannot be resolved: ${invocation.name}`);
+      stopFollowing(invocation.engine, invocation.scope, `${invocation.name} into a variable whose name cannot be known`);
+      continue;
+    }
+    checkAssignedName(invocation.engine, invocation.scope, name);
+    // Filled in at run time: the value is not known here.
+    forget(invocation.scope, [name], 'variable');
+    if (invocation.scope.state.integerAttributes.includes(name)) {
+      invocation.engine.report('high', `evaluates the value assigned to an integer variable as arithmetic: ${name}`);
+    }
   }
 }
 
@@ -130,8 +132,7 @@ const alias: CommandRule = (invocation) => {
     const equals = text.indexOf('=');
     if (equals < 0) continue;
     defines = true;
-    engine.report('high', `defines an alias: ${text.slice(0, equals)}`);
-    engine.runScript(text.slice(equals + 1), copyScope(invocation.scope), { kind: 'terminal' });
+    defineAlias(engine, invocation.scope, text.slice(0, equals), text.slice(equals + 1));
   }
   if (!defines) engine.report('medium', `not a known read-only command: ${invocation.name}`);
   return undefined;
@@ -144,22 +145,63 @@ const trap: CommandRule = (invocation) => {
   const [action, ...signals] = args;
   const actionText = textOf(action);
   if (action === undefined || signals.length === 0 || actionText === '' || actionText === '-' || /^-[lp]$/.test(actionText ?? '')) {
+    if (actionText === '' || actionText === '-') recordTrap(invocation.scope, signals.map((signal) => textOf(signal) ?? ''), true);
     engine.report('medium', `not a known read-only command: ${invocation.name}`);
     return undefined;
   }
   engine.report('high', `sets a trap handler: ${signals.map((signal) => signal.text).join(' ')}`);
+  recordTrap(invocation.scope, signals.map((signal) => textOf(signal) ?? 'DEBUG'), false);
   return runCodeArgument(invocation, action, invocation.name);
 };
 
 const enable: CommandRule = (invocation) => {
   invocation.engine.report('high', `changes shell builtins: ${invocation.name}`);
+  const lists = invocation.args.every((argument) => /^-[aps]+$/.test(textOf(argument) ?? ''));
+  if (!lists) stopFollowing(invocation.engine, invocation.scope, `${invocation.name} changes which builtins the shell has`);
   return undefined;
 };
 
 const hash: CommandRule = (invocation) => {
-  const parsed = parseOptions(invocation.args, { valued: 'p' });
-  if (hasOption(parsed, '-p')) invocation.engine.report('high', `changes what a command name runs: ${invocation.name} -p`);
-  else invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  const { engine, scope } = invocation;
+  const parsed = parseOptions(invocation.args, { valued: 'pd' });
+  const [path] = optionValues(parsed, '-p');
+  if (path !== undefined) {
+    engine.report('high', `changes what a command name runs: ${invocation.name} -p`);
+    for (const name of parsed.operands) {
+      const text = textOf(name);
+      if (text === null) stopFollowing(engine, scope, `${invocation.name} -p of a name that cannot be known`);
+      else rememberPath(engine, scope, text, textOf(path));
+    }
+    return undefined;
+  }
+  if (hasOption(parsed, '-r')) scope.state.hashed = {};
+  for (const name of optionValues(parsed, '-d')) Reflect.deleteProperty(scope.state.hashed, textOf(name) ?? '');
+  engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+const unalias: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args);
+  if (hasOption(parsed, '-a')) invocation.scope.state.aliases = {};
+  for (const name of parsed.operands) Reflect.deleteProperty(invocation.scope.state.aliases, textOf(name) ?? '');
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+const unset: CommandRule = (invocation) => {
+  const parsed = parseOptions(invocation.args);
+  const kind = hasOption(parsed, '-f') ? 'function' : hasOption(parsed, '-v') ? 'variable' : 'either';
+  const names = parsed.operands.map(textOf);
+  if (names.includes(null)) stopFollowing(invocation.engine, invocation.scope, `${invocation.name} of a name that cannot be known`);
+  forget(invocation.scope, names.filter((name): name is string => name !== null), kind);
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+/** shopt: the options it is not known to be harmless to change make later lines unreadable here. */
+const shopt: CommandRule = (invocation) => {
+  recordShoptOptions(invocation.engine, invocation.scope, invocation.args.map(textOf));
+  invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
   return undefined;
 };
 
@@ -185,6 +227,7 @@ const set: CommandRule = (invocation) => {
   const histexpand = words.some((word, index) => /^-[A-Za-z]*H/.test(word ?? '') || (word === '-o' && words[index + 1] === 'histexpand'));
   if (histexpand) invocation.engine.report('high', `re-enables history expansion: ${invocation.name}`);
   else invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  recordSetOptions(invocation.engine, invocation.scope, words);
   return undefined;
 };
 
@@ -193,4 +236,5 @@ export const shellBuiltinRules: ReadonlyMap<string, CommandRule> = new Map<strin
   ['read', read], ['mapfile', mapfile], ['readarray', mapfile], ['printf', printf], ['getopts', getopts],
   ['export', declare], ['declare', declare], ['typeset', declare], ['local', declare], ['readonly', declare],
   ['alias', alias], ['trap', trap], ['enable', enable], ['hash', hash], ['bind', bind], ['fc', fc], ['set', set],
+  ['unalias', unalias], ['unset', unset], ['shopt', shopt],
 ]);

@@ -6,7 +6,7 @@ import type {
   UnaryTest, WhileClause, Word, WordIter,
 } from 'mvdan-sh';
 
-// Operator numbers of mvdan-sh 0.10.1 (pinned by tests/unit/risk-analysis.test.ts, so an upgrade
+// Operator numbers of mvdan-sh 0.10.1 (pinned by tests/unit/shell-syntax.test.ts, so an upgrade
 // that renumbers them fails loudly instead of silently mis-reading pipes as lists).
 export const BinaryCmdOp = { and: 10, or: 11, pipe: 12, pipeAll: 13 } as const;
 export const RedirOp = {
@@ -134,8 +134,11 @@ export class SourceText {
   }
 
   of(node: Node): string {
-    const start = node.Pos().Offset();
-    const end = node.End().Offset();
+    return this.slice(node.Pos().Offset(), node.End().Offset());
+  }
+
+  /** The text between two byte offsets of the line. */
+  slice(start: number, end: number): string {
     return this.bytes === null ? this.source.slice(start, end) : this.bytes.subarray(start, end).toString('utf8');
   }
 }

@@ -9,11 +9,13 @@ import type { Findings } from './findings.js';
 import type { PathPolicy } from './path-scope.js';
 import type { RiskLevel } from './risk-levels.js';
 import { applyRedirects } from './redirections.js';
-import { BinaryCmdOp, commandNode, loopNode, parseShell, SourceText } from './shell-syntax.js';
-import { wordValue } from './shell-words.js';
+import { arithmNode, BinaryCmdOp, commandNode, loopNode, parseShell, SourceText, wordPart } from './shell-syntax.js';
+import { wordValue, type WordValue } from './shell-words.js';
 import { checkAssignedName } from './variable-assignments.js';
 import { declarationEffects } from './declarations.js';
 import { functionEffects } from './function-definitions.js';
+import { cloneShellState, isActingVariable, mergeShellStates, variablesActingOn, type ShellState, type VariableUse } from './shell-state.js';
+import { recordAssignment, recordVariable } from './state-changes.js';
 
 // `bash -c "bash -c '…'"` nests; past this depth the rest is refused rather than walked.
 const maxDepth = 12;
@@ -22,10 +24,12 @@ const maxDepth = 12;
 const maxCommands = 2000;
 
 /** One analysis of one command line: walks the syntax tree, carrying the scope, and reports findings. */
-export class LineAnalysis implements Engine, StatementRunner {
+export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions {
   readonly engine: Engine = this;
   /** Effects of the functions this line defines, returned when the line calls them. */
   readonly functions = new Map<string, Effects>();
+  /** Aliases being expanded: bash does not expand an alias inside its own text. */
+  private readonly expandingAliases = new Set<string>();
   private source = new SourceText('');
   private depth = 0;
   private commandsLeft = maxCommands;
@@ -38,8 +42,18 @@ export class LineAnalysis implements Engine, StatementRunner {
     private readonly findings: Findings,
   ) {}
 
-  analyseLine(line: string, cwd: string | null, home: string): void {
-    this.runScript(line, { cwd, home, cdpath: false, defining: [], concurrent: false }, { kind: 'terminal' });
+  /**
+   * Judges a line run by a shell in `state` (what earlier lines left, CONTRACT §11) and returns the
+   * state the line leaves behind once it has run.
+   */
+  analyseLine(line: string, cwd: string | null, home: string, state: ShellState): ShellState {
+    if (state.unmodelled !== null) {
+      this.report('high', `an earlier line changed the shell in a way that cannot be followed (${state.unmodelled}); every line is high until the terminal is replaced`);
+    }
+    if (state.traps.length > 0) this.report('high', `the shell runs trap code between commands: ${state.traps.join(' ')}`);
+    const scope: Scope = { cwd, home, cdpath: false, defining: [], concurrent: false, state: cloneShellState(state) };
+    this.runScript(line, scope, { kind: 'terminal' });
+    return scope.state;
   }
 
   report(level: RiskLevel, reason: string): void {
@@ -112,7 +126,7 @@ export class LineAnalysis implements Engine, StatementRunner {
         return this.ifClause(command.node, scope, stdin);
       case 'WhileClause': {
         const { Cond, Do } = command.node;
-        return mergeEffects(this.statements(Cond, scope, stdin), this.branches(scope, [(s) => this.statements(Do, s, stdin)], true));
+        return mergeEffects(this.statements(Cond, scope, stdin), this.branches(scope, [(s) => this.loopBody(s, (t) => mergeEffects(this.statements(Do, t, stdin), this.statements(Cond, t, stdin)))], true));
       }
       case 'ForClause':
         return this.forClause(command.node, scope, stdin);
@@ -184,15 +198,32 @@ export class LineAnalysis implements Engine, StatementRunner {
     const loop = loopNode(node.Loop);
     let header = noEffects;
     if (loop.kind === 'WordIter') {
-      checkAssignedName(this, scope, loop.node.Name.Value);
+      const name = loop.node.Name.Value;
+      checkAssignedName(this, scope, name);
       header = mergeEffects(...loop.node.Items.map((item) => wordEffects(this, item, scope, stdin)));
+      // `for i in 1 2 3` and `for i in {1..9}` give i only integers; anything else, an unknown value.
+      const integers = loop.node.Items.length > 0 && loop.node.Items.every((item) => isIntegerListWord(wordValue(item, scope)));
+      recordVariable(this, scope, name, integers ? '0' : null);
     } else if (loop.kind === 'CStyleLoop') {
       const { Init, Cond, Post } = loop.node;
       header = mergeEffects(...[Init, Cond, Post].map((part) => arithmeticEffects(this, part, scope, stdin)));
     } else {
       this.report('high', `unsupported loop: ${loop.type}`);
     }
-    return mergeEffects(header, this.branches(scope, [(s) => this.statements(node.Do, s, stdin)], true));
+    return mergeEffects(header, this.branches(scope, [(s) => this.loopBody(s, (t) => this.statements(node.Do, t, stdin))], true));
+  }
+
+  /**
+   * A loop's body runs again with what its last pass left: walked twice, the second time from
+   * what the first pass and the entry have in common, so that `echo $((i)); i=$x` is seen to
+   * evaluate x on the next pass. What a pass can change in the state depends only on the text
+   * it assigns, so a third pass would see nothing new.
+   */
+  private loopBody(scope: Scope, run: (pass: Scope) => Effects): Effects {
+    const entry = scope.state;
+    const first = run(scope);
+    scope.state = mergeShellStates([entry, scope.state]);
+    return mergeEffects(first, run(scope));
   }
 
   /**
@@ -213,39 +244,98 @@ export class LineAnalysis implements Engine, StatementRunner {
       scope.cdpath = finals.some((s) => s.cdpath);
       scope.cwd = cwd;
       scope.home = home;
+      // Whatever any branch may have defined or set is there afterwards.
+      scope.state = mergeShellStates(finals.map((s) => s.state));
     }
     return mergeEffects(...outcomes.map(({ effects }) => effects));
   }
 
   /** A simple command: its assignments, its words (and what they hide), then the command itself. */
   private call(node: CallExpr, scope: Scope, stdin: StdinFeed): Effects {
+    const aliased = this.expandAlias(node, scope, stdin);
+    if (aliased !== null) return aliased;
     const effects: Effects[] = node.Assigns.map((assign) => this.assignment(assign, scope, stdin));
     if (node.Args.length === 0) {
       const names = node.Assigns.map((assign) => assign.Name?.Value ?? '?').join(' ');
       this.report('medium', `sets a shell variable: ${names}`);
+      // Without a command, the assignments stay in the shell for the lines after this one.
+      for (const assign of node.Assigns) recordAssignment(this, this, scope, assign);
       return mergeEffects(...effects);
     }
+    const environment = this.commandEnvironment(node, scope);
     const args = node.Args.map((word) => {
       const found = wordEffects(this, word, scope, stdin);
       effects.push(found);
       return this.argument(word, scope, found.network);
     });
-    effects.push(this.runCommand(args, scope, stdin, false));
+    effects.push(withEnvironment(scope, environment, () => this.runCommand(args, scope, stdin, false)));
     return mergeEffects(...effects);
   }
 
+  /**
+   * The variables a command's own assignments put in its environment that the state keeps
+   * (`GIT_PAGER=… git log`): the command is judged through them as through the terminal's. With
+   * `set -k`, a NAME=value word anywhere on the line is one of them too.
+   */
+  private commandEnvironment(node: CallExpr, scope: Scope): Record<string, string | null> {
+    const environment: Record<string, string | null> = {};
+    for (const assign of node.Assigns) {
+      const name = assign.Name?.Value;
+      if (name === undefined || assign.Index !== null || assign.Array !== null || !isActingVariable(name)) continue;
+      const value = assign.Value === null ? { kind: 'literal' as const, text: '' } : wordValue(assign.Value, scope);
+      environment[name] = value.kind === 'literal' ? value.text : null;
+    }
+    if (scope.state.keywordAssignments) {
+      for (const word of node.Args.slice(1)) {
+        const value = wordValue(word, scope);
+        const match = value.kind === 'literal' ? /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(value.text) : null;
+        if (match?.[1] === undefined) continue;
+        checkAssignedName(this, scope, match[1]);
+        if (isActingVariable(match[1])) environment[match[1]] = match[2] ?? '';
+      }
+    }
+    return environment;
+  }
+
   assignment(assign: Assign, scope: Scope, stdin: StdinFeed): Effects {
+    // A subscript of an associative array is a string, not arithmetic.
+    const associative = isAssociative(assign.Name?.Value, scope);
     const effects = [
       wordEffects(this, assign.Value, scope, stdin),
-      arithmeticEffects(this, assign.Index, scope, stdin),
+      associative ? wordEffects(this, assign.Index === null ? null : asWord(assign.Index), scope, stdin) : arithmeticEffects(this, assign.Index, scope, stdin),
       ...(assign.Array?.Elems ?? []).flatMap((elem) => [
         wordEffects(this, elem.Value, scope, stdin),
-        arithmeticEffects(this, elem.Index, scope, stdin),
+        associative ? noEffects : arithmeticEffects(this, elem.Index, scope, stdin),
       ]),
     ];
     const name = assign.Name?.Value;
     if (name !== undefined) checkAssignedName(this, scope, name, assign.Value === null ? undefined : wordValue(assign.Value, scope));
     return mergeEffects(...effects);
+  }
+
+  /**
+   * An alias is judged as its text (CONTRACT §11): bash replaces an unquoted command word that
+   * names one before it parses the rest, so the line is judged again with the text in its place.
+   */
+  private expandAlias(node: CallExpr, scope: Scope, stdin: StdinFeed): Effects | null {
+    const [first] = node.Args;
+    const part = first?.Parts.length === 1 ? first.Parts[0] : undefined;
+    if (first === undefined || part === undefined || wordPart(part).kind !== 'Lit') return null;
+    const name = this.textOf(first);
+    const text = scope.state.aliases[name];
+    if (text === undefined || this.expandingAliases.has(name)) return null;
+    this.report('low', `runs an alias: ${name}`);
+    // bash also expands the next word when an alias ends in a blank: that is not followed here.
+    if (/\s$/.test(text)) this.report('high', `alias ending in a blank expands the next word too: ${name}`);
+    const before = this.source.slice(node.Pos().Offset(), first.Pos().Offset());
+    const after = this.source.slice(first.End().Offset(), node.End().Offset());
+    const expanded = `${before}${text}${after}`;
+    this.expandingAliases.add(name);
+    try {
+      return this.runScript(expanded, scope, stdin);
+    } finally {
+      this.expandingAliases.delete(name);
+    }
   }
 
   argument(word: Word, scope: Scope, remote: boolean): Argument {
@@ -261,6 +351,24 @@ export class LineAnalysis implements Engine, StatementRunner {
       value: wordValue(word, scope),
       remote,
     };
+  }
+
+  /**
+   * A name earlier lines gave a meaning (CONTRACT §11): a function they defined is judged as its
+   * body, run in this shell; a name bash remembers a path for runs that path.
+   */
+  fromEarlierLines(name: string, first: Argument, rest: readonly Argument[], scope: Scope, stdin: StdinFeed): Effects | null {
+    const body = scope.state.functions[name];
+    if (body !== undefined && !this.functions.has(name) && !scope.defining.includes(name)) {
+      this.report('low', `runs a function defined earlier: ${name}`);
+      return this.runScript(body, copyScope(scope, { defining: [...scope.defining, name], state: scope.state }), stdin);
+    }
+    const path = scope.state.hashed[name];
+    if (path !== undefined) {
+      this.report('low', `runs what the shell remembers for ${name}: ${path}`);
+      return this.runCommand([{ text: path, value: { kind: 'literal', text: path, glob: -1, brace: false }, remote: first.remote }, ...rest], scope, stdin, false);
+    }
+    return null;
   }
 
   runCommand(args: readonly Argument[], scope: Scope, stdin: StdinFeed, trailingOperands: boolean): Effects {
@@ -289,9 +397,35 @@ export class LineAnalysis implements Engine, StatementRunner {
       if (scope.concurrent) this.report('critical', `fork bomb: ${name}`);
       else this.report('high', `function calls itself: ${name}`);
     }
+    const earlier = this.fromEarlierLines(name, first, rest, scope, stdin);
+    if (earlier !== null) return earlier;
+    for (const use of variablesActingOn(scope.state, name)) this.variableUse(use, name, scope);
     const effects = ruleFor(name)({ name, args: rest, scope, stdin, trailingOperands, engine: this }) ?? noEffects;
     return mergeEffects(effects, this.functions.get(name) ?? noEffects);
   }
+
+  /**
+   * A variable in the environment that changes what `program` does (CONTRACT §11): a pager or
+   * editor it will run is judged as that command line, when its text is known; anything else
+   * set, or a command not known, is high.
+   */
+  private variableUse(use: VariableUse, program: string, scope: Scope): void {
+    if (use.kind === 'changes') {
+      this.report('high', `the environment's ${use.name} changes what ${program} runs`);
+      return;
+    }
+    if (use.value === null) {
+      this.report('high', `${program} may run the environment's ${use.name}, which cannot be known`);
+      return;
+    }
+    this.report('low', `${program} may run the environment's ${use.name}: ${use.value}`);
+    this.runScript(use.value, copyScope(scope), { kind: 'pipe' });
+  }
+}
+
+/** Command names a `hash -p` or BASH_CMDS points elsewhere, or functions earlier lines defined. */
+interface EarlierDefinitions {
+  fromEarlierLines(name: string, first: Argument, rest: readonly Argument[], scope: Scope, stdin: StdinFeed): Effects | null;
 }
 
 const systemBinaries: ReadonlySet<string> = new Set(['/bin', '/sbin', '/usr/bin', '/usr/sbin', '/usr/local/bin', '/usr/local/sbin']);
@@ -303,4 +437,44 @@ function collectStages(node: BinaryCmd, out: Stmt[]): void {
     if (nested && side.Redirs.length === 0 && !side.Background && !side.Negated) collectStages(inner.node, out);
     else out.push(side);
   }
+}
+
+/**
+ * Runs a command with some variables the state keeps set for it alone, then puts back what the
+ * terminal had, unless the command itself changed them.
+ */
+function withEnvironment(scope: Scope, environment: Record<string, string | null>, run: () => Effects): Effects {
+  const names = Object.keys(environment);
+  if (names.length === 0) return run();
+  const before = { ...scope.state.variables };
+  Object.assign(scope.state.variables, environment);
+  try {
+    return run();
+  } finally {
+    for (const name of names) {
+      if (scope.state.variables[name] !== environment[name]) continue;
+      if (name in before) scope.state.variables[name] = before[name] ?? null;
+      else Reflect.deleteProperty(scope.state.variables, name);
+    }
+  }
+}
+
+/** A loop word that expands only to integers: a literal integer or a brace range of them. */
+function isIntegerListWord(value: WordValue): boolean {
+  if (value.kind !== 'literal') return false;
+  if (value.brace) return /^\{-?[0-9]+\.\.-?[0-9]+(\.\.-?[0-9]+)?\}$/.test(value.text);
+  return value.glob < 0 && /^-?[0-9]+$/.test(value.text);
+}
+
+/** Arrays whose subscripts are strings: bash's own, and those this shell declared with `declare -A`. */
+const BUILTIN_ASSOCIATIVE: ReadonlySet<string> = new Set(['BASH_ALIASES', 'BASH_CMDS']);
+
+function isAssociative(name: string | undefined, scope: Scope): boolean {
+  return name !== undefined && (BUILTIN_ASSOCIATIVE.has(name) || scope.state.associative.includes(name));
+}
+
+/** An index node that is a plain word (an associative subscript), or null. */
+function asWord(node: Node): Word | null {
+  const arithm = arithmNode(node);
+  return arithm.kind === 'Word' ? arithm.node : null;
 }

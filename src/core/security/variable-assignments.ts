@@ -31,6 +31,13 @@ export function checkAssignedName(engine: Engine, scope: Scope, name: string, va
     case 'OLDPWD':
       engine.report('high', `changes how paths resolve: ${base}`);
       return;
+    case 'MAILPATH':
+      // Each entry's `?message` is expanded when the shell checks for mail before a prompt.
+      if (!isInertPrompt(value)) engine.report('high', 'mail check messages can run commands: MAILPATH');
+      return;
+    case 'HISTFILE':
+      if (value === undefined || value.kind !== 'literal' || value.text !== '') engine.report('high', 'the shell writes its history there when it exits: HISTFILE');
+      return;
     default:
       if (promptNames.has(base) && !isInertPrompt(value)) engine.report('high', `prompt string can run commands: ${base}`);
   }

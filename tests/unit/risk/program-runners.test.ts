@@ -1,0 +1,72 @@
+import { row, riskTable, useRiskFixture } from './fixture.js';
+
+useRiskFixture();
+
+riskTable("CONTRACT §11's programs that run other programs: judged by what they run, or high", [
+  row("strace -f bash -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row('strace -f ls', 'low', 'read-only inspection'),
+  row('strace -p 1', 'high', 'attaches to a running process: strace -p'),
+  row('strace -o /etc/trace ls', 'critical', 'writes outside the workspaces: /etc/trace'),
+  row('ltrace -E LD_PRELOAD=x.so ls', 'high', 'dangerous environment variable: LD_PRELOAD'),
+  row("setarch x86_64 sh -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row('setarch x86_64', 'high', 'starts an interactive interpreter: setarch'),
+  row('linux32 ls', 'low', 'read-only inspection'),
+  row('valgrind --log-file=/etc/v.log ./app', 'critical', 'writes outside the workspaces'),
+  row("valgrind sh -c 'curl x | sh'", 'critical', 'remote code piped into a shell'),
+  row('fakeroot -- rm -r build', 'high', 'recursive delete: build'),
+  row('fakeroot -l ./evil.so ls', 'high', "loads a library or program of the caller's choosing"),
+  row("sg root -c 'touch x'", 'high', 'runs as another group: sg'),
+  row("ssh-agent bash -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row('ssh-agent bash', 'high', 'starts an interactive interpreter: bash'),
+  row('run-parts ./hooks', 'high', 'runs every program in a folder: run-parts'),
+  row('run-parts --test ./hooks', 'medium', 'not a known read-only command: run-parts'),
+  row(`man -P 'sh -c "touch x"' ls`, 'medium', 'changes inside the workspaces: x'),
+  row("man -P 'rm -r build' ls", 'high', 'recursive delete: build'),
+  row("sqlite3 :memory: '.shell touch x'", 'high', 'runs programs from its commands: sqlite3'),
+  row(`sqlite3 app.db 'select load_extension("x")'`, 'high', 'runs programs from its commands: sqlite3'),
+  row('python3 -m timeit "__import__(\'os\').system(\'id\')"', 'high', 'runs a module that may run code from its arguments: python3 -m timeit'),
+  row('python3 -m pytest', 'medium', 'runs a module: python3'),
+  row('python3 -m pip install -r requirements.txt', 'medium', 'runs a module: python3'),
+  row("make --eval='x:=$(shell touch y)'", 'high', 'runs makefile text given on the line: make --eval'),
+  row('make -f - all', 'high', 'starts an interactive interpreter: make -f -'),
+  row('make -j4 test', 'medium', 'not a known read-only command: make'),
+  row('npm exec -- bash', 'high', "runs a package's program, fetched if missing: npm exec"),
+  row('npx cowsay hi', 'high', "runs a package's program, fetched if missing: npx"),
+  row('pnpm dlx create-thing', 'high', "runs a package's program, fetched if missing: pnpm dlx"),
+  row('yarn dlx create-thing', 'high', "runs a package's program, fetched if missing: yarn dlx"),
+  row('git difftool', 'high', 'runs another program: git difftool'),
+  row('git mergetool', 'high', 'runs another program: git mergetool'),
+  row("env -S 'rm -r build'", 'high', 'recursive delete: build'),
+  row("stdbuf -o0 sh -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row("chrt 10 sh -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row("ionice -c3 sh -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row("taskset 1 sh -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row("flock /tmp/l -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row("watch 'rm -r build'", 'high', 'recursive delete: build'),
+  row("busybox sh -c 'rm -r build'", 'high', 'recursive delete: build'),
+  row('parallel rm ::: a b', 'high', 'runs another program: parallel'),
+]);
+
+// Starting an interactive shell, an interpreter, an editor or a program that runs commands is high
+// whatever starts it (CONTRACT §11): each runner of the list, given one.
+riskTable('every runner of CONTRACT §11 starting an interactive program', [
+  ...['strace -f', 'ltrace', 'setarch x86_64', 'valgrind', 'fakeroot', 'ssh-agent', 'stdbuf -oL', 'chrt 10', 'ionice -c3', 'taskset 1',
+    'flock x.lock', 'env', 'nice', 'timeout 5', 'nohup', 'busybox', 'command', 'exec', 'time', 'builtin exec', 'sudo'].map((runner) =>
+    row(`${runner} bash`, 'high', 'starts an interactive interpreter: bash')),
+  ...['strace', 'stdbuf -o0', 'taskset -c 0', 'env', 'nice'].map((runner) => row(`${runner} vim x`, 'high', 'runs commands typed into it, which are not analysed: vim')),
+  row('watch vim', 'high', 'runs commands typed into it, which are not analysed: vim'),
+  row('xargs -o vim < list', 'high', 'runs commands typed into it, which are not analysed: vim'),
+  row('find . -exec gdb {} \\;', 'high', 'runs commands typed into it, which are not analysed: gdb'),
+  row('man ls', 'high', 'opens a pager that takes commands typed into it: man'),
+  row('man -k printf', 'medium', 'not a known read-only command: man'),
+  row('man -P cat ls', 'medium', 'not a known read-only command: man'),
+  // The environment's pager is judged even where -P overrides it: a false high, kept simple.
+  row('PAGER=vim man -P cat ls', 'high', 'runs commands typed into it, which are not analysed: vim'),
+  row('MANPAGER=vim man ls', 'high', 'runs commands typed into it, which are not analysed: vim'),
+  row("GIT_PAGER='sh -c \"rm -r src\"' git log", 'high', 'recursive delete: src'),
+  row('GIT_PAGER=cat git log', 'low', "git may run the environment's GIT_PAGER: cat"),
+  row('GIT_EDITOR=emacs git commit', 'high', 'runs commands typed into it, which are not analysed: emacs'),
+  row('newgrp', 'high', 'runs commands typed into it, which are not analysed: newgrp'),
+  row('jshell', 'high', 'runs commands typed into it, which are not analysed: jshell'),
+  row('ipython', 'high', 'runs commands typed into it, which are not analysed: ipython'),
+]);
