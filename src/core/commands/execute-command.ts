@@ -70,7 +70,7 @@ export async function runReserved(
   try {
     const confirmation = options.confirmation;
     const heldIn = confirmation?.workingDirectory === '' ? undefined : confirmation?.workingDirectory;
-    const { verdict, workingDirectory } = await assessCommand(deps, terminal, command, heldIn);
+    const { verdict, workingDirectory, stateAfter } = await assessCommand(deps, terminal, command, heldIn);
     // Every verdict but a hold is audited here, so this is also where it is counted.
     const audit = (action: CommandVerdict, extra: Record<string, unknown> = {}) => {
       deps.metrics?.commandDecided(verdict.level, action);
@@ -138,6 +138,7 @@ export async function runReserved(
     const result = await terminal.run(command, {
       timeoutMs: deps.config.COMMAND_TIMEOUT_MS,
       waitForCompletion: options.waitForCompletion,
+      stateAfter,
     });
     return { ...result, risk: verdict };
   } finally {

@@ -126,7 +126,8 @@ const alias: CommandRule = (invocation) => {
   for (const argument of invocation.args) {
     const text = textOf(argument);
     if (text === null) {
-      engine.report('high', `defines an alias that cannot be resolved: ${argument.text}`);
+      // Neither its name nor its text is known: no later line can be judged through it.
+      stopFollowing(engine, invocation.scope, `an alias that cannot be resolved: ${argument.text}`);
       continue;
     }
     const equals = text.indexOf('=');

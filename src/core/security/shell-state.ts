@@ -6,12 +6,12 @@ import { isDangerousEnvName } from './dangerous-environment.js';
 // crosses to the analysis thread and back.
 
 export interface ShellState {
-  /** Alias name → its text. */
-  aliases: Record<string, string>;
-  /** Function name → its definition's source text. */
-  functions: Record<string, string>;
-  /** Command name → the path bash remembers for it (`hash -p`, BASH_CMDS). */
-  hashed: Record<string, string>;
+  /** Alias name → its text; null when it cannot be known (set from an unknown value, or either of two). */
+  aliases: Record<string, string | null>;
+  /** Function name → its definition's source text; null when it cannot be known. */
+  functions: Record<string, string | null>;
+  /** Command name → the path bash remembers for it (`hash -p`, BASH_CMDS); null when it cannot be known. */
+  hashed: Record<string, string | null>;
   /** Variables programs or the shell act on (see ACTING_VARIABLES), with their literal value or null. */
   variables: Record<string, string | null>;
   /** Names known to hold a literal integer: arithmetic may read them without running code. */
@@ -46,6 +46,25 @@ export function initialShellState(): ShellState {
   };
 }
 
+/**
+ * A new terminal's shell: what its `environment` (CONTRACT §3) set is there from the start, so a
+ * GIT_PAGER given at creation is judged like one exported by a line.
+ */
+export function shellStateFor(environment: Readonly<Record<string, string>>): ShellState {
+  const state = initialShellState();
+  for (const [name, value] of Object.entries(environment)) {
+    if (isActingVariable(name)) state.variables[name] = value;
+    if (!/^-?[0-9]+$/.test(value)) state.integers = state.integers.filter((known) => known !== name);
+    else if (!state.integers.includes(name)) state.integers.push(name);
+  }
+  return state;
+}
+
+/** The state after a line the service could not judge ran: nothing later can be judged through it. */
+export function unfollowable(state: ShellState, reason: string): ShellState {
+  return { ...cloneShellState(state), unmodelled: state.unmodelled ?? reason };
+}
+
 export function cloneShellState(state: ShellState): ShellState {
   return {
     aliases: { ...state.aliases },
@@ -70,12 +89,10 @@ export function mergeShellStates(states: readonly ShellState[]): ShellState {
   if (first === undefined) return initialShellState();
   const merged = cloneShellState(first);
   for (const state of rest) {
-    Object.assign(merged.aliases, state.aliases);
-    Object.assign(merged.functions, state.functions);
-    Object.assign(merged.hashed, state.hashed);
-    for (const [name, value] of Object.entries(state.variables)) {
-      merged.variables[name] = name in merged.variables && merged.variables[name] !== value ? null : value;
-    }
+    mergeDefinitions(merged.aliases, state.aliases);
+    mergeDefinitions(merged.functions, state.functions);
+    mergeDefinitions(merged.hashed, state.hashed);
+    mergeDefinitions(merged.variables, state.variables);
     merged.integers = merged.integers.filter((name) => state.integers.includes(name));
     merged.integerAttributes = [...new Set([...merged.integerAttributes, ...state.integerAttributes])];
     merged.associative = merged.associative.filter((name) => state.associative.includes(name));
@@ -84,6 +101,13 @@ export function mergeShellStates(states: readonly ShellState[]): ShellState {
     merged.unmodelled ??= state.unmodelled;
   }
   return merged;
+}
+
+/** Whatever either side defines is there afterwards; a name the two define differently is unknown. */
+function mergeDefinitions(into: Record<string, string | null>, from: Readonly<Record<string, string | null>>): void {
+  for (const [name, value] of Object.entries(from)) {
+    into[name] = name in into && into[name] !== value ? null : value;
+  }
 }
 
 /**

@@ -117,7 +117,7 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
         return this.call(command.node, scope, stdin);
       case 'BinaryCmd':
         if (command.node.Op === BinaryCmdOp.pipe || command.node.Op === BinaryCmdOp.pipeAll) return this.pipeline(command.node, scope, stdin);
-        return mergeEffects(this.stmt(command.node.X, scope, stdin), this.stmt(command.node.Y, scope, stdin));
+        return this.andOr(command.node, scope, stdin);
       case 'Subshell':
         return this.statements(command.node.Stmts, copyScope(scope), stdin);
       case 'Block':
@@ -182,6 +182,19 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
       if (upstream.decoder) this.report('high', 'decodes data into an interpreter');
     });
     return mergeEffects(...results);
+  }
+
+  /**
+   * `a && b`, `a || b`: b may not run. Its paths are still judged as if it did (the cwd as well),
+   * but what it does to the shell's state may not have happened: an `unset` or `unalias` there
+   * must not make later lines look safer than they are.
+   */
+  private andOr(node: BinaryCmd, scope: Scope, stdin: StdinFeed): Effects {
+    const first = this.stmt(node.X, scope, stdin);
+    const before = cloneShellState(scope.state);
+    const second = this.stmt(node.Y, scope, stdin);
+    scope.state = mergeShellStates([before, scope.state]);
+    return mergeEffects(first, second);
   }
 
   private ifClause(node: IfClause, scope: Scope, stdin: StdinFeed): Effects {
@@ -324,6 +337,10 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
     const name = this.textOf(first);
     const text = scope.state.aliases[name];
     if (text === undefined || this.expandingAliases.has(name)) return null;
+    if (text === null) {
+      this.report('high', `runs an alias whose text cannot be known: ${name}`);
+      return noEffects;
+    }
     this.report('low', `runs an alias: ${name}`);
     // bash also expands the next word when an alias ends in a blank: that is not followed here.
     if (/\s$/.test(text)) this.report('high', `alias ending in a blank expands the next word too: ${name}`);
@@ -359,11 +376,19 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
    */
   fromEarlierLines(name: string, first: Argument, rest: readonly Argument[], scope: Scope, stdin: StdinFeed): Effects | null {
     const body = scope.state.functions[name];
+    if (body === null) {
+      this.report('high', `runs a function whose body cannot be known: ${name}`);
+      return noEffects;
+    }
     if (body !== undefined && !this.functions.has(name) && !scope.defining.includes(name)) {
       this.report('low', `runs a function defined earlier: ${name}`);
       return this.runScript(body, copyScope(scope, { defining: [...scope.defining, name], state: scope.state }), stdin);
     }
     const path = scope.state.hashed[name];
+    if (path === null) {
+      this.report('high', `runs a path the shell remembers for ${name}, which cannot be known`);
+      return noEffects;
+    }
     if (path !== undefined) {
       this.report('low', `runs what the shell remembers for ${name}: ${path}`);
       return this.runCommand([{ text: path, value: { kind: 'literal', text: path, glob: -1, brace: false }, remote: first.remote }, ...rest], scope, stdin, false);

@@ -42,11 +42,8 @@ export function checkDefinedName(engine: Engine, kind: 'alias' | 'function', nam
 export function defineAlias(engine: Engine, scope: Scope, name: string, text: string | null): void {
   engine.report('medium', `defines an alias: ${name}`);
   checkDefinedName(engine, 'alias', name);
-  if (text === null) {
-    stopFollowing(engine, scope, `an alias whose text cannot be known: ${name}`);
-    return;
-  }
-  engine.runScript(text, copyScope(scope), { kind: 'terminal' });
+  if (text === null) engine.report('high', `defines an alias whose text cannot be known: ${name}`);
+  else engine.runScript(text, copyScope(scope), { kind: 'terminal' });
   scope.state.aliases[name] = text;
 }
 
@@ -55,8 +52,8 @@ export function defineFunction(scope: Scope, name: string, body: string): void {
 }
 
 export function rememberPath(engine: Engine, scope: Scope, name: string, path: string | null): void {
-  if (path === null) stopFollowing(engine, scope, `a remembered path that cannot be known: ${name}`);
-  else scope.state.hashed[name] = path;
+  if (path === null) engine.report('high', `remembers a path that cannot be known for ${name}`);
+  scope.state.hashed[name] = path;
 }
 
 /** `unset`, `unset -f`, `unset -v`: the names are gone from the state. */

@@ -1,3 +1,4 @@
+import { shellStateFor } from '../security/shell-state.js';
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
@@ -158,7 +159,9 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
       void confinement.release();
       throw new AppError('TOOL_EXECUTION_ERROR', 'The terminal could not be started', { cause: error });
     }
-    const session = new TerminalSession({ id, ownerId: actor.user.id, initialDirectory: directory, home, shell, writable, confinement });
+    const session = new TerminalSession({
+      id, ownerId: actor.user.id, initialDirectory: directory, home, shell, writable, confinement, shellState: shellStateFor(environment),
+    });
     try {
       await recordAudit(deps.store, {
         type: 'terminal',

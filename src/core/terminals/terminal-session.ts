@@ -1,4 +1,5 @@
 import { AppError } from '../errors/app-error.js';
+import { initialShellState, mergeShellStates, unfollowable, type ShellState } from '../security/shell-state.js';
 import type { ProcessMembership, ShellSession } from './shell-session.js';
 import { ansiCQuoted } from './shell-input.js';
 import type { TerminalConfinement } from './terminal-confinement.js';
@@ -50,6 +51,18 @@ export interface TerminalInit {
   writable?: readonly string[];
   /** Its cgroup and egress proxy, released when the shell ends. */
   confinement?: TerminalConfinement;
+  /** What the shell starts with that later lines are judged through (its environment's variables). */
+  shellState?: ShellState;
+}
+
+export interface RunOptions {
+  timeoutMs: number;
+  waitForCompletion: boolean;
+  /**
+   * The shell's state once the command has run, as its judgement found it (CONTRACT §11); null
+   * when it could not be judged, after which no line of this terminal can be.
+   */
+  stateAfter: ShellState | null;
 }
 
 /** A user's terminal: one persistent shell plus what the API reports about it. */
@@ -74,6 +87,11 @@ export class TerminalSession {
   private lastKnownDirectory: string;
   /** The command last sent to the shell, and the last one that was sent keystrokes. */
   private lastCommand = '';
+  /**
+   * What earlier commands left in the shell (CONTRACT §11, "Shell state"), kept by the service
+   * from the lines it judged and sent, never read back from the shell, which a command can forge.
+   */
+  private state: ShellState;
   private lastInputRun = 0;
 
   constructor(init: TerminalInit) {
@@ -85,6 +103,7 @@ export class TerminalSession {
     this.shell = init.shell;
     this.writable = init.writable ?? [];
     this.confinement = init.confinement;
+    this.state = init.shellState ?? initialShellState();
     this.shell.onOutput((raw) => {
       this.log.append(raw);
       this.recent = (this.recent + raw).slice(-RECENT_RAW_CHARS);
@@ -175,8 +194,13 @@ export class TerminalSession {
     return outcome !== null && !outcome.shellExited && this.currentDirectory() === directory;
   }
 
+  /** What earlier commands left in the shell, for judging the next line. */
+  shellState(): ShellState {
+    return this.state;
+  }
+
   /** Runs a reserved command; past `timeoutMs` it answers with the output so far and keeps running. */
-  async run(command: string, options: { timeoutMs: number; waitForCompletion: boolean }): Promise<RunResult> {
+  async run(command: string, options: RunOptions): Promise<RunResult> {
     let started: ReturnType<ShellSession['execute']>;
     try {
       started = this.shell.execute(command);
@@ -190,10 +214,17 @@ export class TerminalSession {
     this.log.command(command);
     this.touch();
     this.announce('busy');
+    const { stateAfter } = options;
+    const before = this.state;
+    // While it runs, and if it stops part way (interrupted, failed), the shell holds some of what
+    // the line does: either state may be the one, so both count. A line that ran to its end with
+    // status 0 left exactly what its judgement found.
+    this.state = stateAfter === null ? unfollowable(before, 'a line that could not be analysed ran') : mergeShellStates([before, stateAfter]);
     const { finished, outputSoFar } = started;
     void finished.then(({ exitCode, shellExited }) => {
       this.touch();
       if (shellExited) return;
+      if (stateAfter !== null && exitCode === 0) this.state = stateAfter;
       for (const listener of this.commandEndListeners) listener(exitCode);
       this.announce(this.status);
     });

@@ -70,3 +70,14 @@ sequenceTable('definitions named like builtins and keywords, and enable', [
   [row('enable -n echo', 'high', 'changes shell builtins: enable'), row('echo hi', 'high', 'every line is high')],
   [row('enable -f ./x.so x', 'high', 'changes shell builtins: enable')],
 ]);
+
+// What a line may or may not have done: the state keeps both possibilities.
+sequenceTable('lines that may not have done what they say', [
+  [row("export GIT_PAGER='vim'", 'medium', 'export'), row('false && unset GIT_PAGER', 'medium', 'unset'), row('git log', 'high', 'vim')],
+  [row("alias l='rm -r src'", 'high', 'recursive delete: src'), row('test -f x || unalias l', 'medium', 'unalias'), row('l', 'high', 'recursive delete: src')],
+  [row("if test -f x; then alias l='ls'; else alias l='ls -la'; fi", 'medium', 'defines an alias: l'), row('l', 'high', 'runs an alias whose text cannot be known: l')],
+  [row('if test -f x; then f() { ls; }; else f() { pwd; }; fi', 'medium', 'defines a function: f'), row('f', 'high', 'runs a function whose body cannot be known: f')],
+  [row('BASH_CMDS[git]="$X"', 'high', 'remembers a path that cannot be known for git'), row('git status', 'high', 'runs a path the shell remembers for git, which cannot be known')],
+  [row('alias l="$X"', 'high', 'an alias that cannot be resolved'), row('l', 'high', 'every line is high until the terminal is replaced')],
+  [row('BASH_ALIASES[l]="$X"', 'high', 'defines an alias whose text cannot be known: l'), row('l', 'high', 'runs an alias whose text cannot be known: l')],
+]);
