@@ -111,9 +111,12 @@ export class TerminalChannel {
         case 'execute':
           await this.execute(frame.command);
           break;
-        case 'input':
-          await this.caller().terminals.input({ terminalId: this.terminal.id, data: frame.data });
+        case 'input': {
+          const { held } = await this.caller().terminals.input({ terminalId: this.terminal.id, data: frame.data });
+          // A typed line held for confirmation is announced as a held execute is (CONTRACT §11).
+          for (const line of held) this.send({ type: 'confirmation_required', ...line });
           break;
+        }
         case 'resize':
           this.terminal.resize(frame.cols, frame.rows);
           break;

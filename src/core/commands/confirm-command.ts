@@ -7,6 +7,7 @@ import { riskLevels } from '../security/risk-levels.js';
 import type { Actor } from '../auth/actor.js';
 import type { CommandDeps } from './command-deps.js';
 import { redactCommand } from './command-redaction.js';
+import { confirmTypedLine } from './confirm-typed-line.js';
 import { runReserved, type ExecuteOutcome } from './execute-command.js';
 
 export type ConfirmOutcome = { executed: false } | { executed: true; outcome: ExecuteOutcome };
@@ -52,6 +53,7 @@ export async function confirmCommand(
   };
 
   if (!input.confirmed) {
+    deps.terminals.find(row.terminalId)?.takeHeldInput(row.id);
     await decide('rejected');
     await audit('rejected');
     return { executed: false };
@@ -61,6 +63,10 @@ export async function confirmCommand(
     await decide('dropped');
     await audit('dropped', { reason: 'terminal gone' });
     throw AppError.invalid('The terminal of this command has gone; the command was dropped', { reason: 'terminal_gone' });
+  }
+  const typed = terminal.takeHeldInput(row.id);
+  if (typed !== undefined) {
+    return { executed: true, outcome: await confirmTypedLine(deps, terminal, typed, { heldRisk: row.risk, decide, audit }) };
   }
   // A busy terminal answers 400 busy and the command stays pending for a later confirmation.
   terminal.reserve();

@@ -18,7 +18,7 @@ export function runCodeArgument(invocation: Invocation, code: Argument, label: s
   return invocation.engine.runScript(text, shareScope ? invocation.scope : copyScope(invocation.scope), invocation.stdin);
 }
 
-export const interactiveReason = (label: string) => `starts an interactive interpreter: ${label} (what is typed into it is not analysed)`;
+export const interactiveReason = (label: string) => `starts an interactive interpreter: ${label} (each line typed into it is judged as it is sent)`;
 
 export function reportHiddenCode(invocation: Pick<Invocation, 'engine'>, remote: boolean, label: string): void {
   if (remote) invocation.engine.report('critical', `runs remote code: ${label}`);

@@ -3,11 +3,12 @@ import { hasOption, parseOptions, type OptionSyntax } from './command-options.js
 import { checkUnknownArguments } from './path-access.js';
 
 // Programs that run shell commands typed into them: an editor's `:!cmd`, a debugger's `shell`, a
-// multiplexer's new window, a database shell's `\!`. Keystrokes sent to a running program (the
-// terminal socket's `input`) are never analysed, so starting one of these is as good as an
-// unanalysed command line: high, so that it is confirmed first. (Shells and interpreters read
-// from the terminal are rated where their code is, in code-strings.ts; `script` and the network
-// shells `ftp`/`sftp` with their own rules. Of the pagers, `less` keeps its secure mode.)
+// multiplexer's new window, a database shell's `\!`. Keystrokes sent to an editor or a pager pass
+// as they come (CONTRACT §11 judges lines only for shells and interpreters), so starting one of
+// these is as good as an unanalysed command line: high, so that it is confirmed first. (Shells
+// and interpreters read from the terminal are rated where their code is, in code-strings.ts;
+// `script` and the network shells `ftp`/`sftp` with their own rules. Of the pagers, `less` keeps
+// its secure mode.)
 
 const reason = (name: string) => `runs commands typed into it, which are not analysed: ${name}`;
 

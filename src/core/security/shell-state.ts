@@ -158,6 +158,8 @@ export type VariableUse =
 export function variablesActingOn(state: ShellState, program: string): VariableUse[] {
   const uses: VariableUse[] = [];
   for (const [name, value] of Object.entries(state.variables)) {
+    // The shell runs it after each line, whatever the line runs: judged with each line instead.
+    if (name === 'PROMPT_COMMAND') continue;
     if (isDangerousEnvName(name)) {
       uses.push({ name, kind: 'changes' });
       continue;

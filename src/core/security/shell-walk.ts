@@ -53,7 +53,21 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
     if (state.traps.length > 0) this.report('high', `the shell runs trap code between commands: ${state.traps.join(' ')}`);
     const scope: Scope = { cwd, home, cdpath: false, defining: [], concurrent: false, state: cloneShellState(state) };
     this.runScript(line, scope, { kind: 'terminal' });
+    this.promptCommand(scope);
     return scope.state;
+  }
+
+  /** PROMPT_COMMAND runs in the shell after every line: its code is part of each line's verdict. */
+  private promptCommand(scope: Scope): void {
+    const { state } = scope;
+    if (!('PROMPT_COMMAND' in state.variables)) return;
+    const code = state.variables.PROMPT_COMMAND;
+    if (code === null || code === undefined) {
+      this.report('high', 'the shell runs PROMPT_COMMAND after the line, and its code cannot be known');
+      return;
+    }
+    this.report('low', `the shell runs PROMPT_COMMAND after the line: ${code}`);
+    this.runScript(code, scope, { kind: 'terminal' });
   }
 
   report(level: RiskLevel, reason: string): void {

@@ -11,6 +11,8 @@ export interface ProcessStat {
   session: number;
   /** Foreground process group of the controlling terminal. */
   tpgid: number;
+  /** When it started (clock ticks since boot): with the pid, names one process for good. */
+  startTime: number;
 }
 
 export function readProcessStat(pid: number): ProcessStat | null {
@@ -30,6 +32,7 @@ export function readProcessStat(pid: number): ProcessStat | null {
     pgrp: Number(fields[2]),
     session: Number(fields[3]),
     tpgid: Number(fields[5]),
+    startTime: Number(fields[19]),
   };
 }
 
@@ -62,6 +65,24 @@ export function findDescendant(root: number, comm: string, maxDepth = 4): number
 export function commandLineOf(pid: number): string | null {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '').replaceAll('\0', ' ');
+  } catch {
+    return null;
+  }
+}
+
+/** The file a process runs, as the kernel recorded it at exec (null once it has ended). */
+export function executableOf(pid: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, '');
+  } catch {
+    return null;
+  }
+}
+
+/** A process's arguments, or null once it has ended. */
+export function argumentsOf(pid: number): string[] | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '').split('\0');
   } catch {
     return null;
   }

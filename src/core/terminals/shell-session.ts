@@ -5,6 +5,8 @@ import type { PinnedBinds } from '../sandbox/pinned-binds.js';
 import { CommandPipe, type CommandLaunch } from './command-pipe.js';
 import { deliverInterrupt, type ForegroundGroup } from './interrupt-delivery.js';
 import { commandPreamble, markerSettings, MarkerStream, typeaheadEnd, type Marker } from './marker-stream.js';
+import { foregroundReader, type ForegroundReader } from './foreground-reader.js';
+import { terminalEchoes } from './terminal-echo.js';
 import { commandLineOf, currentDirectoryOf, findDescendant, killSession, pidNamespaceOf, readProcessStat } from './process-tree.js';
 import { commandInput } from './shell-input.js';
 import { plainText } from './terminal-output.js';
@@ -248,6 +250,17 @@ export class ShellSession {
       this.terminal.write(data);
     }
     return true;
+  }
+
+  /** Who reads what is typed into the terminal now (see foreground-reader.ts). */
+  foregroundReader(): ForegroundReader {
+    return this.shellPid === null || this.phase === 'exited' ? { kind: 'program', program: null } : foregroundReader(this.shellPid);
+  }
+
+  /** Whether the terminal shows what is typed now (null when it cannot be read). */
+  echoes(): Promise<boolean | null> {
+    const device = (this.terminal as IPty & { ptsName?: string }).ptsName;
+    return typeof device === 'string' && this.phase !== 'exited' ? terminalEchoes(device) : Promise.resolve(null);
   }
 
   /** The name of the program in the terminal's foreground (the shell's own for a builtin). */

@@ -1,5 +1,7 @@
 import { AppError } from '../errors/app-error.js';
-import { initialShellState, mergeShellStates, unfollowable, type ShellState } from '../security/shell-state.js';
+import { cloneShellState, initialShellState, mergeShellStates, unfollowable, type ShellState } from '../security/shell-state.js';
+import type { ForegroundReader } from './foreground-reader.js';
+import { TypedLines, TypedRecord } from './typed-lines.js';
 import type { ProcessMembership, ShellSession } from './shell-session.js';
 import { ansiCQuoted } from './shell-input.js';
 import type { TerminalConfinement } from './terminal-confinement.js';
@@ -25,8 +27,19 @@ const endNotices: Record<string, string> = {
 /** How long the shell may take to change folder before a confirmed command. */
 const MOVE_TIMEOUT_MS = 5000;
 
+/** Typed lines held for confirmation that a terminal remembers. */
+const MAX_HELD_INPUTS = 100;
+
 /** Raw output kept for a terminal WebSocket's replay on connect (ANSI and all). */
 const RECENT_RAW_CHARS = 64 * 1024;
+
+/** A line typed into a nested shell or an interpreter, held for confirmation (CONTRACT §11). */
+export interface HeldInput {
+  line: string;
+  /** The reader it was typed into: it runs only if that one still reads the terminal. */
+  reader: string;
+  run: number;
+}
 
 /** Who keystrokes sent now would reach (see TerminalSession.inputTarget). */
 export interface InputTarget {
@@ -93,6 +106,13 @@ export class TerminalSession {
    */
   private state: ShellState;
   private lastInputRun = 0;
+  /** What was typed for the reader named `owner` and not yet ended by Enter. */
+  private typed: { owner: string; lines: TypedLines } | null = null;
+  /** Lines typed into other programs, for the audit, per command run. */
+  private record: { run: number; lines: TypedRecord } | null = null;
+  /** The state of each nested shell typed lines were judged for, by its pid and start time. */
+  private readonly nestedStates = new Map<string, ShellState>();
+  private readonly heldInputs = new Map<string, HeldInput>();
 
   constructor(init: TerminalInit) {
     this.id = init.id;
@@ -260,6 +280,72 @@ export class TerminalSession {
     }
     this.lastInputRun = target.run;
     this.touch();
+  }
+
+  /** Who reads what is typed now, from the kernel (see foreground-reader.ts). */
+  foregroundReader(): ForegroundReader {
+    return this.shell.foregroundReader();
+  }
+
+  /** Whether the terminal shows what is typed now; null when that cannot be read. */
+  echoes(): Promise<boolean | null> {
+    return this.shell.echoes();
+  }
+
+  /** The line buffer for typed input to one reader; another reader starts an empty one. */
+  typedLines(owner: string, maxLength: number): TypedLines {
+    if (this.typed?.owner !== owner) this.typed = { owner, lines: new TypedLines(maxLength) };
+    return this.typed.lines;
+  }
+
+  /** Keeps keystrokes to another program until each line ends, for its audit entry. */
+  typedRecord(run: number): TypedRecord {
+    if (this.record?.run !== run) this.record = { run, lines: new TypedRecord() };
+    return this.record.lines;
+  }
+
+  /**
+   * The state of a nested shell, for judging the lines typed into it: at first what this
+   * terminal's shell had when the nested one was first seen (exported variables and functions
+   * reach it; other definitions are kept too, erring toward more).
+   */
+  nestedState(reader: string): ShellState {
+    let state = this.nestedStates.get(reader);
+    if (state === undefined) {
+      state = cloneShellState(this.state);
+      this.nestedStates.set(reader, state);
+    }
+    return state;
+  }
+
+  /**
+   * After a line is sent to a nested shell: there is no marker telling when or how it ended, so
+   * both what the shell had and what the line leaves count from now on.
+   */
+  typedLineSent(reader: string, after: ShellState | null): void {
+    const before = this.nestedState(reader);
+    this.nestedStates.set(reader, after === null ? unfollowable(before, 'a typed line that could not be analysed ran') : mergeShellStates([before, after]));
+  }
+
+  holdInput(commandId: string, held: HeldInput): void {
+    this.heldInputs.set(commandId, held);
+    // Expired holds are never taken: past this many, the oldest go (their rows expire anyway).
+    for (const oldest of this.heldInputs.keys()) {
+      if (this.heldInputs.size <= MAX_HELD_INPUTS) break;
+      this.heldInputs.delete(oldest);
+    }
+  }
+
+  /** The typed line a held command stands for, taken once (a plain command: undefined). */
+  takeHeldInput(commandId: string): HeldInput | undefined {
+    const held = this.heldInputs.get(commandId);
+    this.heldInputs.delete(commandId);
+    return held;
+  }
+
+  /** The run keystrokes would reach now, or null at the prompt. */
+  currentRun(): number | null {
+    return this.shell.inputTarget();
   }
 
   interrupt(): void {

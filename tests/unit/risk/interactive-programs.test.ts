@@ -3,9 +3,10 @@ import { row, riskTable, useRiskFixture } from './fixture.js';
 useRiskFixture();
 
 riskTable('programs that run what is typed into them', [
-  // Keystrokes sent to a running program (the terminal socket's `input`) are never analysed: a
-  // program that runs what is typed into it is confirmed before it starts.
-  row('python3', 'high', 'starts an interactive interpreter: python3 (what is typed into it is not analysed)'),
+  // Starting a program that runs what is typed into it is confirmed first (CONTRACT §11). Lines
+  // typed into a shell or interpreter are then judged one by one (typed-input.test.ts); those
+  // typed into an editor or a multiplexer pass as keystrokes, recorded but not judged.
+  row('python3', 'high', 'starts an interactive interpreter: python3 (each line typed into it is judged as it is sent)'),
   row('bash', 'high', 'starts an interactive interpreter: bash'),
   row('exec bash', 'high', 'starts an interactive interpreter: bash'),
   row('env node', 'high', 'starts an interactive interpreter: node'),

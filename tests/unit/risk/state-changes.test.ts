@@ -81,3 +81,11 @@ sequenceTable('lines that may not have done what they say', [
   [row('alias l="$X"', 'high', 'an alias that cannot be resolved'), row('l', 'high', 'every line is high until the terminal is replaced')],
   [row('BASH_ALIASES[l]="$X"', 'high', 'defines an alias whose text cannot be known: l'), row('l', 'high', 'runs an alias whose text cannot be known: l')],
 ]);
+
+// PROMPT_COMMAND is code the shell runs after every line: each later line is judged with it.
+sequenceTable('PROMPT_COMMAND', [
+  [row('PROMPT_COMMAND=true', 'high', 'dangerous environment variable: PROMPT_COMMAND'), row('true', 'low', 'the shell runs PROMPT_COMMAND after the line: true')],
+  [row("PROMPT_COMMAND='rm -r src'", 'high', 'recursive delete: src'), row('pwd', 'high', 'recursive delete: src')],
+  [row('PROMPT_COMMAND="$X"', 'high', 'dangerous environment variable'), row('pwd', 'high', 'PROMPT_COMMAND after the line, and its code cannot be known')],
+  [row("PROMPT_COMMAND='touch x'", 'high', 'dangerous environment variable'), row('unset PROMPT_COMMAND', 'medium', 'unset'), row('pwd', 'low', 'read-only inspection')],
+]);
