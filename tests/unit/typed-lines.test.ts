@@ -10,7 +10,7 @@ function refusal(run: () => unknown): Record<string, unknown> {
   try {
     run();
   } catch (error) {
-    if (error instanceof AppError) return { code: error.code, ...(error.details as Record<string, unknown>) };
+    if (error instanceof AppError) return { code: error.code, ...error.details };
     throw error;
   }
   throw new Error('not refused');

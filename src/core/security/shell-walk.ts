@@ -60,9 +60,9 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
   /** PROMPT_COMMAND runs in the shell after every line: its code is part of each line's verdict. */
   private promptCommand(scope: Scope): void {
     const { state } = scope;
-    if (!('PROMPT_COMMAND' in state.variables)) return;
     const code = state.variables.PROMPT_COMMAND;
-    if (code === null || code === undefined) {
+    if (code === undefined) return;
+    if (code === null) {
       this.report('high', 'the shell runs PROMPT_COMMAND after the line, and its code cannot be known');
       return;
     }
