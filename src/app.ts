@@ -13,6 +13,7 @@ import { recordAudit } from './core/audit/record-audit.js';
 import type { Store } from './core/db/store.js';
 import { detectSandbox } from './core/sandbox/sandbox-state.js';
 import { createEgressPolicy } from './core/sandbox/egress-policy.js';
+import { holdRuntimeRoot, sweepRuntimeRoots } from './core/sandbox/runtime-folder.js';
 import { serviceNames } from './core/sandbox/service-files.js';
 import { confineGitCalls } from './core/workspaces/confined-git.js';
 import { WorkspaceFiles } from './core/workspaces/workspace-files.js';
@@ -42,6 +43,9 @@ export interface StartedService extends RunningServer {
 export async function startService(config: Config, logger: Logger): Promise<StartedService> {
   const startedAt = Date.now();
   for (const warning of config.warnings) logger.warn(warning);
+  // Terminals' pipe and proxy folders left by a service killed with kill -9 (runtime-folder.ts).
+  const swept = sweepRuntimeRoots();
+  if (swept.length > 0) logger.info({ removed: swept }, 'removed runtime folders of stopped processes');
   const migration = await migrate(config.DATABASE_URL);
   if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
   if (migration.modified.length > 0) {
@@ -145,6 +149,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   if (cluster) await followWorkspaceRemovals({ ...deps, cluster });
   const app = createApp(deps);
   const running = await listen(app, config.PORT, config.HOST, logger);
+  const releaseRuntime = holdRuntimeRoot();
   protectedPorts.push(running.port);
   const sockets = attachWebSockets(running.server, deps, clientIpResolver(app));
   let stopping: Promise<void> | undefined;
@@ -168,6 +173,8 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       await cluster?.close();
       await redis?.close();
       await database.close();
+      // Last: every terminal and helper that used the runtime root is gone by now.
+      releaseRuntime();
     })());
   return { ...running, deps, stop };
 }

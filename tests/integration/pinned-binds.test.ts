@@ -71,7 +71,7 @@ describeWithSandbox('pinned binds', () => {
     pins.addWorkspace(workspace, null, { writable: true, protectGit: true });
     pins.close();
     expect(existsSync(join(folder.path, 'elsewhere'))).toBe(false);
-    expect(pins.binds.map((bind) => bind.target)).toEqual([workspace, join(workspace, '.git'), join(workspace, '.git', 'info')]);
+    expect(pins.binds.map((bind) => bind.target)).toEqual([workspace, join(workspace, '.git'), ...['info', 'modules'].map((name) => join(workspace, '.git', name))]);
   });
 
   it('finds a mount that is not what was pinned', () => {
@@ -83,6 +83,6 @@ describeWithSandbox('pinned binds', () => {
     if (!expected) throw new Error('nothing pinned');
     // This process's own root: the folder is there but not mounted on its own.
     expect(misplacedMounts(process.pid, [expected])).toMatch(/not mounted where it should be/);
-    expect(misplacedMounts(process.pid, [{ ...expected, target: '/proc', inode: expected.inode + 1 }])).toMatch(/not what was pinned/);
+    expect(misplacedMounts(process.pid, [{ ...expected, target: '/', inode: expected.inode + 1 }])).toMatch(/not what was pinned/);
   });
 });

@@ -1,6 +1,9 @@
-import { promises as dns } from 'node:dns';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { createNameResolver } from './name-resolver.js';
+import type { NameLookup, ResolvedAddress } from './name-resolver.js';
+
+export type { ResolvedAddress } from './name-resolver.js';
 
 // Which destinations the sandbox's egress proxy may connect to (CONTRACT §11, "No path back to
 // the host"). Commands have their own network namespace; this policy is what keeps the proxy
@@ -14,9 +17,29 @@ export type EgressRule =
   | { kind: 'wildcard'; suffix: string; port: number | null }
   | { kind: 'address'; address: string; family: 4 | 6; port: number | null };
 
-export interface ResolvedAddress {
-  address: string;
-  family: number;
+/**
+ * Name lookups in flight, refused past a cap (CONTRACT §11, "Limits"): each one holds a DNS query
+ * for up to the lookup budget, and a command can ask for names no server answers as fast as it
+ * likes. One count per terminal (its proxy's) and one for the service (its policy's).
+ */
+export class LookupSlots {
+  #inFlight = 0;
+
+  constructor(readonly max: number) {}
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  take(): boolean {
+    if (this.#inFlight >= this.max) return false;
+    this.#inFlight += 1;
+    return true;
+  }
+
+  release(): void {
+    this.#inFlight = Math.max(0, this.#inFlight - 1);
+  }
 }
 
 export interface EgressPolicyOptions {
@@ -30,8 +53,16 @@ export interface EgressPolicyOptions {
    * resolve to are refused whatever the allow list says.
    */
   serviceNames?: readonly string[];
-  /** The resolver; the system's (`dns.lookup`) unless a test stands in for it. */
-  lookup?: (host: string) => Promise<readonly ResolvedAddress[]>;
+  /**
+   * The resolver; the hosts file then DNS through c-ares (name-resolver.ts) unless a test stands
+   * in for it. It is given an AbortSignal that aborts when the lookup's budget is over, and
+   * should stop then: its slot is counted free from that moment.
+   */
+  lookup?: NameLookup;
+  /** The name servers the default resolver asks (`address[:port]`); the system's by default. */
+  dnsServers?: readonly string[];
+  /** Name lookups in flight across the whole service (every terminal's proxy together). */
+  maxLookups?: number;
   /** This machine's addresses; read from `os.networkInterfaces()` at each decision by default. */
   hostAddresses?: () => Iterable<string>;
   /** The networks this machine sits on (CIDR); read from `os.networkInterfaces()` by default. */
@@ -43,7 +74,9 @@ export interface EgressPolicy {
   readonly rules: readonly EgressRule[];
   readonly serviceNames: ReadonlySet<string>;
   readonly protectedPorts: ReadonlySet<number>;
-  readonly lookup: (host: string) => Promise<readonly ResolvedAddress[]>;
+  readonly lookup: NameLookup;
+  /** The service-wide count of lookups in flight. */
+  readonly lookups: LookupSlots;
   readonly hostAddresses: () => Iterable<string>;
   readonly hostNetworks: () => Iterable<string>;
   readonly lookupTimeoutMs: number;
@@ -52,6 +85,8 @@ export interface EgressPolicy {
 export type EgressDecision = { allowed: true; address: string; family: 4 | 6 } | { allowed: false; reason: string };
 
 const DEFAULT_LOOKUP_TIMEOUT_MS = 5000;
+/** Service-wide: with 8 per terminal, eight terminals at their cap before the rest are refused. */
+const DEFAULT_MAX_LOOKUPS = 64;
 
 const HOST_LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 const PORT = /^[0-9]{1,5}$/;
@@ -152,10 +187,6 @@ export function parseEgressAllowList(entries: readonly string[]): EgressRule[] {
   return entries.map(parseEntry);
 }
 
-async function systemLookup(host: string): Promise<readonly ResolvedAddress[]> {
-  return dns.lookup(host, { all: true, verbatim: true });
-}
-
 function interfaceAddresses(): string[] {
   return Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => entry.address));
 }
@@ -165,14 +196,16 @@ function interfaceNetworks(): string[] {
 }
 
 export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
+  const lookupTimeoutMs = options.lookupTimeoutMs ?? DEFAULT_LOOKUP_TIMEOUT_MS;
   return {
     rules: parseEgressAllowList(options.allow),
     serviceNames: new Set((options.serviceNames ?? []).map(normaliseName).filter((name) => name !== '')),
     protectedPorts: new Set(options.protectedPorts),
-    lookup: options.lookup ?? systemLookup,
+    lookup: options.lookup ?? createNameResolver({ budgetMs: lookupTimeoutMs, ...(options.dnsServers ? { servers: options.dnsServers } : {}) }),
+    lookups: new LookupSlots(options.maxLookups ?? DEFAULT_MAX_LOOKUPS),
     hostAddresses: options.hostAddresses ?? interfaceAddresses,
     hostNetworks: options.hostNetworks ?? interfaceNetworks,
-    lookupTimeoutMs: options.lookupTimeoutMs ?? DEFAULT_LOOKUP_TIMEOUT_MS,
+    lookupTimeoutMs,
   };
 }
 
@@ -306,15 +339,59 @@ function judgeAddress(policy: EgressPolicy, address: string, family: 4 | 6, port
   return null;
 }
 
-async function resolveName(policy: EgressPolicy, name: string): Promise<readonly ResolvedAddress[] | 'timeout' | 'unresolved'> {
+type Resolution = readonly ResolvedAddress[] | 'timeout' | 'unresolved' | 'busy';
+
+/** Lookups in flight by name: a second request for a name being looked up waits for that lookup. */
+const lookupsInFlight = new WeakMap<EgressPolicy, Map<string, Promise<Resolution>>>();
+
+/**
+ * Looks a name up within the policy's budget, taking one slot of each cap in `caps` for as long
+ * as the lookup runs; 'busy' at once when one is full. Concurrent requests for one name share a
+ * lookup and take no slot: a package manager opening many connections to one registry costs one.
+ */
+function resolveName(policy: EgressPolicy, name: string, caps: readonly LookupSlots[]): Promise<Resolution> {
+  let inFlight = lookupsInFlight.get(policy);
+  if (inFlight === undefined) {
+    inFlight = new Map();
+    lookupsInFlight.set(policy, inFlight);
+  }
+  const shared = inFlight.get(name);
+  if (shared !== undefined) return shared;
+  const taken: LookupSlots[] = [];
+  for (const cap of caps) {
+    if (!cap.take()) {
+      for (const slot of taken) slot.release();
+      return Promise.resolve('busy');
+    }
+    taken.push(cap);
+  }
+  const running = inFlight;
+  const lookup = lookupWithinBudget(policy, name).finally(() => {
+    for (const slot of taken) slot.release();
+    running.delete(name);
+  });
+  running.set(name, lookup);
+  return lookup;
+}
+
+function isTimeout(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEOUT';
+}
+
+async function lookupWithinBudget(policy: EgressPolicy, name: string): Promise<Resolution> {
+  const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => { resolve('timeout'); }, policy.lookupTimeoutMs);
   });
   try {
-    return await Promise.race([policy.lookup(name).catch(() => 'unresolved' as const), timeout]);
+    const answer = policy.lookup(name, abort.signal).catch((error: unknown) => (isTimeout(error) ? ('timeout' as const) : ('unresolved' as const)));
+    return await Promise.race([answer, timeout]);
   } finally {
     clearTimeout(timer);
+    // The budget is spent (or the answer is in): a query still out is cancelled, so a name server
+    // that never answers holds nothing past the budget.
+    abort.abort();
   }
 }
 
@@ -332,7 +409,9 @@ async function serviceAddresses(policy: EgressPolicy): Promise<Set<string>> {
       addresses.add(literal.address);
       continue;
     }
-    const resolved = await resolveName(policy, name);
+    // The service's own names are few and fixed, so no cap refuses them: a command filling the
+    // caps must not empty this set and so open the service's addresses to itself.
+    const resolved = await resolveName(policy, name, []);
     if (typeof resolved === 'string') continue;
     for (const entry of resolved) {
       const address = canonicalAddress(entry.address);
@@ -346,9 +425,11 @@ async function serviceAddresses(policy: EgressPolicy): Promise<Set<string>> {
 /**
  * Decides where a client's `host:port` may go, and to which address. The proxy connects to the
  * returned address and never resolves the name again, so what was checked is what is reached.
+ * `terminalLookups` is the asking terminal's cap on lookups in flight; the policy's own is
+ * service-wide.
  */
-export async function decideDestination(policy: EgressPolicy, host: string, port: number): Promise<EgressDecision> {
-  const decision = await decideByRules(policy, host, port);
+export async function decideDestination(policy: EgressPolicy, host: string, port: number, terminalLookups?: LookupSlots): Promise<EgressDecision> {
+  const decision = await decideByRules(policy, host, port, terminalLookups === undefined ? [policy.lookups] : [terminalLookups, policy.lookups]);
   if (!decision.allowed || policy.serviceNames.size === 0) return decision;
   if (policy.serviceNames.has(normaliseName(host)) || (await serviceAddresses(policy)).has(decision.address)) {
     return { allowed: false, reason: `${host} is one of this service's own addresses` };
@@ -356,7 +437,7 @@ export async function decideDestination(policy: EgressPolicy, host: string, port
   return decision;
 }
 
-async function decideByRules(policy: EgressPolicy, host: string, port: number): Promise<EgressDecision> {
+async function decideByRules(policy: EgressPolicy, host: string, port: number, caps: readonly LookupSlots[]): Promise<EgressDecision> {
   if (!Number.isInteger(port) || port < 1 || port > 65535) return { allowed: false, reason: `port ${port} is not between 1 and 65535` };
   const everythingPublic = policy.rules.length === 0;
 
@@ -373,7 +454,8 @@ async function decideByRules(policy: EgressPolicy, host: string, port: number): 
   // in the names it asks the resolver about.
   if (!listed) return { allowed: false, reason: 'not in SANDBOX_NETWORK_ALLOW' };
 
-  const resolved = await resolveName(policy, name);
+  const resolved = await resolveName(policy, name, caps);
+  if (resolved === 'busy') return { allowed: false, reason: 'too many name lookups in flight' };
   if (resolved === 'timeout') return { allowed: false, reason: 'name did not resolve in time' };
   if (resolved === 'unresolved' || resolved.length === 0) return { allowed: false, reason: 'name does not resolve' };
   let firstRefusal: string | null = null;

@@ -3,7 +3,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import { Socket, connect as netConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { decideDestination } from './egress-policy.js';
+import { LookupSlots, decideDestination } from './egress-policy.js';
 import type { EgressDecision, EgressPolicy } from './egress-policy.js';
 
 // The sandbox's only way out (CONTRACT §11, "No path back to the host"): an HTTP proxy on a Unix
@@ -23,10 +23,14 @@ export interface EgressProxyOptions {
   /** Called once per refused destination, so the caller can audit it with the terminal's user. */
   onRefused: (refusal: EgressRefusal) => void;
   maxConnections?: number;
+  /** Name lookups this terminal may have in flight; past it a destination is refused at once. */
+  maxLookups?: number;
   connectTimeoutMs?: number;
 }
 
 const DEFAULT_MAX_CONNECTIONS = 64;
+/** Distinct names at once: package managers ask for a handful, and one name's requests share a lookup. */
+const DEFAULT_MAX_LOOKUPS = 8;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** A tunnel (or a forwarded exchange) with no traffic either way for this long is closed. */
 const IDLE_TIMEOUT_MS = 10 * 60_000;
@@ -136,6 +140,7 @@ export class EgressProxy {
   readonly #onRefused: (refusal: EgressRefusal) => void;
   readonly #maxConnections: number;
   readonly #connectTimeoutMs: number;
+  readonly #lookups: LookupSlots;
   readonly #clients = new Set<Socket>();
   /** Connections turned away by the cap: they get one 503 and nothing else. */
   readonly #turnedAway = new Set<Duplex>();
@@ -147,6 +152,7 @@ export class EgressProxy {
     this.#onRefused = options.onRefused;
     this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.#lookups = new LookupSlots(options.maxLookups ?? DEFAULT_MAX_LOOKUPS);
     this.#server = createServer();
     // Past this, the kernel's accepted connections are closed at once by Node, unanswered: the cap
     // below answers 503 to a few more, but nothing lets a command pile up the service's descriptors.
@@ -219,7 +225,7 @@ export class EgressProxy {
 
   async #decide(target: Target): Promise<EgressDecision> {
     try {
-      return await decideDestination(this.#policy, target.hostname, target.port);
+      return await decideDestination(this.#policy, target.hostname, target.port, this.#lookups);
     } catch (error) {
       // When the decision itself fails, the answer is no: the proxy never guesses open.
       return { allowed: false, reason: `the destination could not be checked (${errorCode(error)})` };

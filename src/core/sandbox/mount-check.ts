@@ -21,18 +21,9 @@ export function misplacedMounts(pid: number, expected: readonly ExpectedMount[])
   } catch {
     return 'the sandbox ended before its mounts could be checked';
   }
-  // The last mount on a point is the one in effect.
-  const options = new Map<string, string[]>();
-  for (const line of text.split('\n')) {
-    const fields = line.split(' ');
-    const point = fields[4];
-    const flags = fields[5];
-    if (point !== undefined && flags !== undefined) options.set(unescape(point), flags.split(','));
-  }
-  for (const { target, readOnly, device, inode } of expected) {
-    const flags = options.get(target);
-    if (flags === undefined) return `${target} is not mounted where it should be`;
-    if (readOnly && !flags.includes('ro')) return `${target} is not read-only`;
+  const flagProblem = mountFlagProblem(text, expected);
+  if (flagProblem !== null) return flagProblem;
+  for (const { target, device, inode } of expected) {
     let seen;
     try {
       seen = lstatSync(`/proc/${pid}/root${target}`);
@@ -42,4 +33,58 @@ export function misplacedMounts(pid: number, expected: readonly ExpectedMount[])
     if (seen.dev !== device || seen.ino !== inode) return `${target} inside the sandbox is not what was pinned`;
   }
   return null;
+}
+
+interface MountLine {
+  id: string;
+  parent: string;
+  point: string;
+  flags: string[];
+}
+
+/**
+ * From a mountinfo text: each target is the mount in effect at its path, read-only where it
+ * should be. The mount in effect is found as the kernel finds it, walking the path from the root
+ * through the mount tree (each mount names its parent): a mount made later on a folder above a
+ * target hides the target's own mount behind the folder's (a writable folder around a read-only
+ * file would show the same file, writable), and a second mount on the same point hides the first.
+ */
+export function mountFlagProblem(mountinfo: string, expected: readonly ExpectedMount[]): string | null {
+  const mounts: MountLine[] = [];
+  for (const line of mountinfo.split('\n')) {
+    const [id, parent, , , point, flags] = line.split(' ');
+    if (id !== undefined && parent !== undefined && point !== undefined && flags !== undefined) {
+      mounts.push({ id, parent, point: unescape(point), flags: flags.split(',') });
+    }
+  }
+  for (const { target, readOnly } of expected) {
+    const effective = mountInEffect(mounts, target);
+    if (effective?.point !== target) {
+      const own = mounts.some((mount) => mount.point === target);
+      return own ? `${target} is covered by a later mount of ${effective?.point ?? 'an unknown folder'}` : `${target} is not mounted where it should be`;
+    }
+    if (readOnly && !effective.flags.includes('ro')) return `${target} is not read-only`;
+  }
+  return null;
+}
+
+/** The mount a lookup of `path` ends in: from the namespace's root, down each folder of the path. */
+function mountInEffect(mounts: readonly MountLine[], path: string): MountLine | undefined {
+  const ids = new Set(mounts.map((mount) => mount.id));
+  let current = mounts.find((mount) => mount.point === '/' && !ids.has(mount.parent));
+  if (current === undefined) return undefined;
+  const stackOn = (point: string, base: MountLine): MountLine => {
+    let top = base;
+    for (;;) {
+      const next = mounts.find((mount) => mount.point === point && mount.parent === top.id);
+      if (next === undefined) return top;
+      top = next;
+    }
+  };
+  current = stackOn('/', current);
+  const parts = path.split('/').filter((part) => part !== '');
+  for (let index = 1; index <= parts.length; index += 1) {
+    current = stackOn(`/${parts.slice(0, index).join('/')}`, current);
+  }
+  return current;
 }

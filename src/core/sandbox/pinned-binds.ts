@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
 // Folders and files a sandbox binds from inside a workspace are opened by the service first and
@@ -14,15 +14,19 @@ import { join } from 'node:path';
 const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** `.git` entries bound read-only: what Git reads as configuration or runs, and what points it elsewhere. */
-const PROTECTED_ENTRIES = ['config', 'config.worktree', 'commondir', 'hooks', 'info', 'worktrees'];
+/**
+ * `.git` entries bound read-only: what Git reads as configuration or runs, what points it
+ * elsewhere, and the submodules' and worktrees' own repositories (each a whole folder: Git nests
+ * them by name, and a name may hold slashes).
+ */
+const PROTECTED_ENTRIES = ['config', 'config.worktree', 'commondir', 'hooks', 'info', 'worktrees', 'modules'];
 /**
  * Folders made empty when a repository lacks them, so they can be protected: Git's own `init`
- * makes both. Files are never made: an empty `commondir` would break Git.
+ * makes `hooks` and `info`; an empty `modules` is what Git has before the first submodule. Files
+ * are never made (an empty `commondir` would break Git), nor `worktrees`, whose appearance after
+ * registration marks the repository as tampered (workspace-integrity.ts).
  */
-const MADE_WHEN_MISSING = ['hooks', 'info'];
-/** Submodules keep a `.git` of their own under `modules/`, nested for nested submodules. */
-const MAX_MODULE_DEPTH = 3;
+const MADE_WHEN_MISSING = ['hooks', 'info', 'modules'];
 
 export interface PinnedBind {
   /** The service's own descriptor. */
@@ -48,6 +52,40 @@ export interface FolderIdentity {
   inode: string;
 }
 
+/**
+ * What the sandboxes that run commands have bound below the workspaces (CONTRACT §11). bubblewrap
+ * makes a bind's destination by name, following links, and creates it when missing (`creat`,
+ * `mkdir`): a destination a running sandbox can rename or replace could be swapped for a link to
+ * any host file at that moment, which would then be created or emptied as root. A destination
+ * that is itself a mount point in every such sandbox cannot be renamed nor replaced there. So an
+ * entry below a workspace is bound only when every sandbox that can write that workspace has it
+ * bound too (or none runs): an entry made since one of them started is left unbound until they
+ * have all ended. Process-wide, as the file system is.
+ */
+export class WriterBinds {
+  private readonly writers = new Map<number, { writable: readonly string[]; targets: ReadonlySet<string> }>();
+  private nextId = 1;
+
+  /** Records a sandbox that runs commands; the returned function forgets it once it has ended. */
+  register(writable: readonly string[], targets: readonly string[]): () => void {
+    const id = this.nextId++;
+    this.writers.set(id, { writable: [...writable], targets: new Set(targets) });
+    return () => {
+      this.writers.delete(id);
+    };
+  }
+
+  /** Whether `target`, below `workspace`, is a mount point in every sandbox that can write `workspace`. */
+  boundByAllWriters(workspace: string, target: string): boolean {
+    for (const writer of this.writers.values()) {
+      if (writer.writable.includes(workspace) && !writer.targets.has(target)) return false;
+    }
+    return true;
+  }
+}
+
+export const writerBinds = new WriterBinds();
+
 /** A pinned folder is not the one registered (replaced since, or not a plain folder). */
 export class PinError extends Error {
   override name = 'PinError';
@@ -68,6 +106,8 @@ function openBeneath(parentFd: number, name: string, flags: number): { fd: numbe
 export class PinnedBinds {
   readonly binds: PinnedBind[] = [];
   private closed = false;
+
+  constructor(private readonly registry: WriterBinds = writerBinds) {}
 
   /**
    * Pins a workspace folder (which must still have its registered identity when one is given),
@@ -91,47 +131,30 @@ export class PinnedBinds {
   }
 
   private protectGit(workspaceFd: number, workspace: string): void {
+    const gitPath = join(workspace, '.git');
+    if (!this.registry.boundByAllWriters(workspace, gitPath)) return;
     const git = openBeneath(workspaceFd, '.git', DIRECTORY_FLAGS);
     if (git === null) return;
-    const gitPath = join(workspace, '.git');
     this.binds.push({ fd: git.fd, target: gitPath, writable: true, device: git.info.dev, inode: git.info.ino });
-    this.protectEntries(git.fd, gitPath, 0);
-  }
-
-  private protectEntries(gitFd: number, gitPath: string, depth: number): void {
     for (const name of PROTECTED_ENTRIES) {
-      let entry = openBeneath(gitFd, name, FILE_FLAGS);
-      if (entry === null && depth === 0 && MADE_WHEN_MISSING.includes(name)) {
+      const target = join(gitPath, name);
+      // Left unbound (and unmade) while a running sandbox could swap it: see WriterBinds.
+      if (!this.registry.boundByAllWriters(workspace, target)) continue;
+      let entry = openBeneath(git.fd, name, FILE_FLAGS);
+      if (entry === null && MADE_WHEN_MISSING.includes(name)) {
         try {
           // Made through the open `.git`: a link planted under this name is not followed.
-          mkdirSync(`/proc/self/fd/${gitFd}/${name}`);
+          mkdirSync(`/proc/self/fd/${git.fd}/${name}`);
         } catch {
           // Made meanwhile, or not ours to make: opened below if it is a folder now.
         }
-        entry = openBeneath(gitFd, name, FILE_FLAGS);
+        entry = openBeneath(git.fd, name, FILE_FLAGS);
       }
       if (entry === null) continue;
       if (entry.info.isFile() || entry.info.isDirectory()) {
-        this.binds.push({ fd: entry.fd, target: join(gitPath, name), writable: false, device: entry.info.dev, inode: entry.info.ino });
+        this.binds.push({ fd: entry.fd, target, writable: false, device: entry.info.dev, inode: entry.info.ino });
       } else closeSync(entry.fd);
     }
-    if (depth >= MAX_MODULE_DEPTH) return;
-    const modules = openBeneath(gitFd, 'modules', DIRECTORY_FLAGS);
-    if (modules === null) return;
-    let names: string[];
-    try {
-      names = readdirSync(`/proc/self/fd/${modules.fd}`);
-    } catch {
-      names = [];
-    }
-    for (const name of names) {
-      const nested = openBeneath(modules.fd, name, DIRECTORY_FLAGS);
-      if (nested === null) continue;
-      // Only its protected entries are bound; the folder itself is kept open while they are opened.
-      this.protectEntries(nested.fd, join(gitPath, 'modules', name), depth + 1);
-      closeSync(nested.fd);
-    }
-    closeSync(modules.fd);
   }
 
   /** The mounts a started sandbox must show (what, where, and whether read-only), to be checked. */

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, constants, fstatSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, constants, fstatSync, openSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { removeRuntimeFolder, runtimeFolder } from '../sandbox/runtime-folder.js';
 
 // Where a terminal's bash reads its commands from: a named pipe that only the service writes.
 // The terminal (the PTY) is then only ever read by programs, so keystrokes sent to a program,
@@ -13,6 +13,9 @@ import { join } from 'node:path';
 // under bubblewrap the shell opens it through a read-only bind mount, so a command can neither
 // reopen it for writing (through /proc/self/fd/N, say) nor change its mode back. The shell's
 // PROMPT_COMMAND checks before each line that this pipe is still its input (marker-stream.ts).
+// The pipe's folder lies in the service's private runtime root (runtime-folder.ts), which no
+// workspace may be, hold or lie in: a terminal that had it as a workspace could write commands
+// into another terminal's shell.
 
 export interface CommandLaunch {
   /** Programs that prepare the process and exec the next one (a cgroup join, rlimits). */
@@ -38,11 +41,11 @@ export class CommandPipe {
   readonly shellPath: string;
 
   constructor(sandboxed: boolean) {
-    this.directory = mkdtempSync(join(tmpdir(), 'assistant-shell-'));
+    this.directory = runtimeFolder('shell');
     this.path = join(this.directory, 'commands');
     this.shellPath = sandboxed ? `${SANDBOX_FOLDER}/commands` : this.path;
     try {
-      if (!/^[\w./-]+$/.test(this.shellPath)) throw new Error(`the temporary folder's path is not a plain path: ${this.path}`);
+      if (!/^[\w./-]+$/.test(this.shellPath)) throw new Error(`the runtime folder's path is not a plain path: ${this.path}`);
       execFileSync('mkfifo', ['-m', '600', this.path], { stdio: 'ignore' });
       // Read-write, so opening never waits for bash and the pipe never reports a closed reader
       // (the shell's end is told by the PTY instead).
@@ -95,6 +98,6 @@ export class CommandPipe {
   }
 
   private removeName(): void {
-    rmSync(this.directory, { recursive: true, force: true });
+    removeRuntimeFolder(this.directory);
   }
 }

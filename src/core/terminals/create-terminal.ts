@@ -9,7 +9,7 @@ import { intactWorkspaces } from '../commands/workspace-roots.js';
 import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import { isPathInside } from '../paths/path-inside.js';
-import { PinError, PinnedBinds } from '../sandbox/pinned-binds.js';
+import { PinError, PinnedBinds, writerBinds } from '../sandbox/pinned-binds.js';
 import { sandboxLimits } from '../sandbox/sandbox-limits.js';
 import { serviceFiles } from '../sandbox/service-files.js';
 import { findActiveWorkspace } from '../workspaces/active-workspace.js';
@@ -126,39 +126,55 @@ export async function createTerminal(deps: CommandDeps, actor: Actor, input: Cre
     // (CONTRACT §1), unless that would open the system or the service itself to commands; then
     // the shell starts in an empty folder of that name, seeing nothing of the host's.
     const outsideRoots = !roots.some((root) => isPathInside(directory, root));
+    // A folder around a workspace, writable, would cover that workspace's read-only .git entries
+    // (CONTRACT §11): it could not be registered either (workspaces do not nest).
+    const held = outsideRoots ? roots.find((root) => isPathInside(root, directory)) : undefined;
+    if (held !== undefined) throw workspaceError(`${directory} holds the workspace ${held}: start the terminal in the workspace or inside it`);
     const ownFolder = !deps.config.WORKSPACE_RESTRICTION_ENABLED && outsideRoots && (await safeToOpen(directory, deps.config));
     const writable = ownFolder ? [...roots, directory] : roots;
     const emptyFolders = outsideRoots && !ownFolder ? [directory] : [];
     const hidden = [hiddenFile, ...(hiddenDirectory === undefined ? [] : [hiddenDirectory])];
     const id = newId();
     const pins = pinWorkspaces(workspaces, ownFolder ? directory : null, directory);
+    // Counted as a sandbox that can write these folders from now (before anything is awaited), so
+    // that a terminal starting meanwhile binds nothing this one could swap (WriterBinds).
+    const forgetWriter = writerBinds.register(writable, pins.binds.map((bind) => bind.target));
     let confinement: TerminalConfinement;
     try {
       confinement = await TerminalConfinement.prepare(deps, actor, id);
     } catch (error) {
       pins.close();
+      forgetWriter();
       throw error;
     }
-    // From here ShellSession.start closes the pins, whatever happens.
-    const launch = shellLaunch({
-      sandbox: deps.sandbox,
-      workingDirectory: directory,
-      pins,
-      emptyFolders,
-      hidden,
-      home,
-      environment,
-      limits: sandboxLimits(deps.config),
-      cgroup: confinement.cgroup,
-      proxyFolder: confinement.proxyFolder,
-    });
     let shell: ShellSession;
     try {
+      const launch = shellLaunch({
+        sandbox: deps.sandbox,
+        workingDirectory: directory,
+        pins,
+        emptyFolders,
+        hidden,
+        home,
+        environment,
+        limits: sandboxLimits(deps.config),
+        cgroup: confinement.cgroup,
+        proxyFolder: confinement.proxyFolder,
+      });
       shell = await ShellSession.start(launch);
     } catch (error) {
-      void confinement.release();
+      // Whatever failed, the descriptors go now (closing twice is harmless): a start that fails
+      // again and again must not use up the service's descriptors.
+      pins.close();
+      void confinement.release().then(forgetWriter);
       throw new AppError('TOOL_EXECUTION_ERROR', 'The terminal could not be started', { cause: error });
     }
+    // Forgotten once nothing of it runs any more: its cgroup is gone, so no process is left.
+    const ended = () => {
+      void confinement.release().then(forgetWriter, forgetWriter);
+    };
+    shell.onExit(ended);
+    if (shell.exited) ended();
     const session = new TerminalSession({
       id, ownerId: actor.user.id, initialDirectory: directory, home, shell, writable, confinement, shellState: shellStateFor(environment),
     });

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recordAudit } from '../audit/record-audit.js';
 import type { Actor } from '../auth/actor.js';
@@ -7,6 +5,7 @@ import type { CommandDeps } from '../commands/command-deps.js';
 import type { Logger } from '../logger.js';
 import { SandboxCgroup } from '../sandbox/cgroup-limits.js';
 import { EgressProxy } from '../sandbox/egress-proxy.js';
+import { removeRuntimeFolder, runtimeFolder } from '../sandbox/runtime-folder.js';
 import { sandboxLimits } from '../sandbox/sandbox-limits.js';
 import { RefusalAudit } from './refusal-audit.js';
 
@@ -35,7 +34,8 @@ export class TerminalConfinement {
     const limits = sandboxLimits(deps.config);
     const cgroup = sandbox.mode !== 'unavailable' && sandbox.cgroups ? SandboxCgroup.create(sandbox.cgroups, terminalId, limits) : null;
     if (sandbox.mode !== 'bwrap' || sandbox.network !== 'proxy' || !deps.egressPolicy) return new TerminalConfinement(cgroup, null, null);
-    const folder = mkdtempSync(join(tmpdir(), 'assistant-net-'));
+    // In the service's private runtime root (runtime-folder.ts), never a workspace.
+    const folder = runtimeFolder('net');
     const audit = new RefusalAudit((entry) => {
       recordAudit(deps.store, {
         type: 'command',
@@ -57,7 +57,7 @@ export class TerminalConfinement {
       return new TerminalConfinement(cgroup, proxy, folder, audit);
     } catch (error) {
       void cgroup?.remove();
-      rmSync(folder, { recursive: true, force: true });
+      removeRuntimeFolder(folder);
       throw error;
     }
   }
@@ -92,7 +92,7 @@ export class TerminalConfinement {
       await Promise.all([
         this.cgroup?.remove(),
         this.proxy?.close().finally(() => {
-          if (folder !== null) rmSync(folder, { recursive: true, force: true });
+          if (folder !== null) removeRuntimeFolder(folder);
         }),
       ]);
     })();
