@@ -1,5 +1,5 @@
 import type { Argument, CommandRule } from './command-invocation.js';
-import { hasOption, optionValues, parseOptions, textOf, type ParsedOption } from './command-options.js';
+import { hasOption, optionValues, parseOptions, textOf, type ParsedOption, reportHiddenOptions } from './command-options.js';
 import { checkRead, checkWrite } from './path-access.js';
 import { currentDirectory } from './read-only-commands.js';
 
@@ -37,6 +37,7 @@ const tar: CommandRule = (invocation) => {
   const modern = parseOptions(old.rest, { valued: tarValued, valuedLong: tarValuedLong });
   const parsed = { ...modern, options: [...old.options, ...modern.options] };
   for (const runner of tarRunners) if (hasOption(parsed, runner)) engine.report('high', `runs another program: ${name} ${runner}`);
+  reportHiddenOptions(engine, name, parsed);
   const extracting = hasOption(parsed, '-x', '--extract', '--get');
   const creating = hasOption(parsed, '-c', '--create', '-r', '--append', '-u', '--update', '-A', '--catenate', '--concatenate', '--delete');
   for (const archive of optionValues(parsed, '-f', '--file')) {

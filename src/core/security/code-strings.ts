@@ -61,6 +61,8 @@ export function runScriptOperand(invocation: Invocation, script: Argument, label
     return undefined;
   }
   if (readsTerminal(script.text)) {
+    // `curl … | source /dev/stdin`: the code is what the pipe carries, judged where the pipe is.
+    if (invocation.stdin.kind === 'pipe' && /^\/(dev\/stdin|dev\/fd\/0|proc\/[^/]+\/fd\/0)$/.test(script.text)) return readsCode;
     invocation.engine.report('high', interactiveReason(label));
     return undefined;
   }

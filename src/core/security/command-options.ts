@@ -22,6 +22,11 @@ export interface ParsedOption {
 export interface ParsedCommand {
   readonly options: readonly ParsedOption[];
   readonly operands: readonly Argument[];
+  /**
+   * Operands whose value is not known and may expand to an option (`"$A"`, `$OPTS`, `"$@"`):
+   * `A=--pre=./x; rg "$A" TODO` runs ./x.
+   */
+  readonly mayBeOptions: readonly Argument[];
   /** Index in the input of the first argument left unparsed (with stopAtOperand: the first operand). */
   readonly rest: number;
 }
@@ -55,6 +60,7 @@ function optionText(argument: Argument): string | null {
 export function parseOptions(args: readonly Argument[], syntax: OptionSyntax = {}): ParsedCommand {
   const options: ParsedOption[] = [];
   const operands: Argument[] = [];
+  const mayBeOptions: Argument[] = [];
   const valued = syntax.valued ?? '';
   const attached = syntax.attached ?? '';
   let index = 0;
@@ -64,10 +70,17 @@ export function parseOptions(args: readonly Argument[], syntax: OptionSyntax = {
     const text = optionText(argument);
     if (text === '--') {
       operands.push(...args.slice(index + 1));
-      return { options, operands, rest: syntax.stopAtOperand === true ? index + 1 : args.length };
+      return { options, operands, mayBeOptions, rest: syntax.stopAtOperand === true ? index + 1 : args.length };
     }
     if (text === null) {
-      if (syntax.stopAtOperand === true) return { options, operands, rest: index };
+      // `--name=$X`: the option is known, its value is not.
+      const long = argument.value.kind === 'literal' ? null : /^--([A-Za-z0-9][A-Za-z0-9-]*)=/.exec(argument.text);
+      if (long?.[1] !== undefined) {
+        options.push({ name: `--${long[1]}`, value: argument });
+        continue;
+      }
+      if (argument.value.kind !== 'literal' && /^["']?[$`]/.test(argument.text)) mayBeOptions.push(argument);
+      if (syntax.stopAtOperand === true) return { options, operands, mayBeOptions, rest: index };
       operands.push(argument);
       continue;
     }
@@ -100,7 +113,15 @@ export function parseOptions(args: readonly Argument[], syntax: OptionSyntax = {
       options.push({ name: `-${letter}`, value: null });
     }
   }
-  return { options, operands, rest: index };
+  return { options, operands, mayBeOptions, rest: index };
+}
+
+/**
+ * For a program with options that run, read or write something: an argument that may expand to
+ * an option is an option nobody can see (CONTRACT §4: what cannot be resolved is high).
+ */
+export function reportHiddenOptions(engine: { report(level: 'high', reason: string): void }, name: string, parsed: ParsedCommand): void {
+  for (const argument of parsed.mayBeOptions) engine.report('high', `an argument that cannot be known may be an option of ${name}: ${argument.text}`);
 }
 
 /** Whether an option is present; names are `-x` or `--long` (prefixes of long names match). */

@@ -39,9 +39,12 @@ function partsEffects(runner: StatementRunner, parts: readonly Node[], scope: Sc
         all.push(runner.statements(part.node.Stmts, copyScope(scope), stdin));
         break;
       case 'ProcSubst': {
-        // `>(cmd)` reads what the outer command writes, as a pipeline stage would.
-        const feed: StdinFeed = part.node.Op === ProcSubstOp.out ? { kind: 'pipe' } : stdin;
-        all.push(runner.statements(part.node.Stmts, copyScope(scope, { concurrent: true }), feed));
+        // `>(cmd)` reads what the outer command writes, as a pipeline stage would: a shell there
+        // runs whatever that command prints, which nobody can see here.
+        const output = part.node.Op === ProcSubstOp.out;
+        const inner = runner.statements(part.node.Stmts, copyScope(scope, { concurrent: true }), output ? { kind: 'pipe' } : stdin);
+        if (output && inner.stdinCode) runner.engine.report('high', 'runs code from a pipe that cannot be analysed');
+        all.push(output ? { ...inner, stdinCode: false } : inner);
         break;
       }
       case 'DblQuoted':

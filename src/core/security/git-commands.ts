@@ -172,6 +172,11 @@ const handlers: Record<string, GitHandler> = {
     else if (subcommandOf(call, ['drop', 'clear'])) report(call, 'high', `discards stashed changes: git stash ${operand(call, 0) ?? ''}`);
     else changes(call);
   },
+  rm: (call) => {
+    // `-f` removes files whose changes were never committed; with `-r`, whole folders of them.
+    if (has(call, '-f', '--force') && has(call, '-r')) report(call, 'high', 'removes files with their uncommitted changes: git rm -rf');
+    else changes(call);
+  },
   reset: (call) => {
     if (has(call, '--hard')) report(call, 'high', 'discards uncommitted changes: git reset --hard');
     else changes(call);
@@ -298,7 +303,39 @@ const git: CommandRule = (outer) => {
   checkUnknownArguments(invocation, call.parsed.operands);
   const handler = handlers[sub] ?? (readOnlySubcommands.has(sub) ? inspection : changes);
   handler(call);
+  checkEditor(call);
   return undefined;
 };
+
+/** The editor-free forms of the subcommands that open one: a message given, or editing refused. */
+const EDITOR_FREE: Readonly<Record<string, readonly string[]>> = {
+  commit: ['-m', '--message', '-F', '--file', '-C', '--reuse-message', '--no-edit', '--fixup', '--dry-run'],
+  merge: ['-m', '--message', '-F', '--file', '--no-edit', '--ff-only', '--squash', '--no-commit', '--abort', '--continue', '--quit'],
+  revert: ['--no-edit', '--abort', '--quit', '--skip'],
+  tag: ['-m', '--message', '-F', '--file', '-d', '--delete', '-l', '--list', '-v', '--verify'],
+  notes: ['-m', '--message', '-F', '--file', '-C', '--reuse-message'],
+};
+
+/**
+ * CONTRACT §11: a command that starts an editor is high, since what is typed into an editor is
+ * not judged (`:!cmd` runs a shell). git opens one for a commit without a message, an annotated
+ * tag, an interactive rebase, `add -p`/`-i`/`-e`, … unless the terminal's GIT_EDITOR, VISUAL or
+ * EDITOR is known, in which case that command is what is judged (shell-walk.ts).
+ */
+function checkEditor(call: GitCall): void {
+  const { sub } = call;
+  const variables = call.invocation.scope.state.variables;
+  if (['GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'VISUAL', 'EDITOR'].some((name) => name in variables)) return;
+  const free = EDITOR_FREE[sub];
+  const opens =
+    has(call, '-e', '--edit') && ['commit', 'merge', 'revert', 'cherry-pick', 'tag', 'add', 'pull'].includes(sub) ? true
+      : sub === 'commit' || sub === 'merge' || sub === 'revert' ? free !== undefined && !has(call, ...free)
+        : sub === 'tag' ? has(call, '-a', '--annotate', '-s', '--sign', '-u', '--local-user') && free !== undefined && !has(call, ...free)
+          : sub === 'rebase' ? has(call, '-i', '--interactive', '--edit-todo')
+            : sub === 'add' ? has(call, '-p', '--patch', '-i', '--interactive')
+              : sub === 'notes' ? subcommandOf(call, ['add', 'edit', 'append']) && free !== undefined && !has(call, ...free)
+                : (sub === 'config' && has(call, '-e', '--edit')) || (sub === 'branch' && has(call, '--edit-description'));
+  if (opens) report(call, 'high', `opens an editor, which runs commands typed into it: git ${sub}`);
+}
 
 export const gitRules: ReadonlyMap<string, CommandRule> = new Map([['git', git]]);

@@ -1,5 +1,5 @@
 import type { Argument, CommandRule, Effects } from './command-invocation.js';
-import { hasOption, optionValues, parseOptions, subArgument, textOf, type OptionSyntax } from './command-options.js';
+import { hasOption, optionValues, parseOptions, subArgument, textOf, type OptionSyntax, reportHiddenOptions } from './command-options.js';
 import { checkRead, checkWrite } from './path-access.js';
 import { currentDirectory } from './read-only-commands.js';
 
@@ -75,6 +75,7 @@ function copyTool(syntax: OptionSyntax, runOptions: readonly string[], alwaysNet
     const { engine, name } = invocation;
     const parsed = parseOptions(invocation.args, syntax);
     for (const option of runOptions) if (hasOption(parsed, option)) engine.report('high', `runs another program: ${name} ${option}`);
+    reportHiddenOptions(engine, name, parsed);
     const remote = alwaysNetwork || parsed.operands.some(isRemote);
     if (remote) engine.report('high', `network tool: ${name}`);
     else engine.report('medium', `copies files: ${name}`);

@@ -1,4 +1,6 @@
 import type { Argument, Engine, Invocation, Scope } from './command-invocation.js';
+import { expandBraces } from './brace-expansion.js';
+import { literalValue } from './shell-words.js';
 import {
   absolutePath, isInheritedDescriptor, locatePath, patternDirectory, protectedByRemoval, protectedByRemovingEntries,
   type LocatedPath, type Protected,
@@ -15,6 +17,40 @@ export type ArgumentTarget =
 
 type Site = Pick<Invocation, 'engine' | 'scope'>;
 
+/**
+ * The words an argument with a brace expansion becomes (`{/,src}` → `/`, `src`), each judged on
+ * its own; null when it has none. Too many to judge is unknown, so high.
+ */
+function braceWords(site: Site, argument: Argument): Argument[] | null {
+  const { value } = argument;
+  if (value.kind !== 'literal' || !value.brace) return null;
+  const words = expandBraces(value.text);
+  if (words === null) {
+    site.engine.report('high', `brace expansion too large to judge: ${argument.text}`);
+    return [];
+  }
+  return words.flatMap((word) => {
+    // Tilde expansion comes after brace expansion: `{~,x}` names the home directory.
+    const tilde = /^~(\/|$)/.test(word);
+    if (tilde && site.scope.home === null) {
+      site.engine.report('high', `path cannot be resolved statically: ${argument.text}`);
+      return [];
+    }
+    const text = tilde && site.scope.home !== null ? `${site.scope.home}${word.slice(1)}` : word;
+    const glob = text.search(/[*?[]/);
+    return [{ text: tilde ? word : text, value: literalValue(text, glob), remote: argument.remote }];
+  });
+}
+
+/** Runs a check on each word a brace expansion makes, or on the argument itself. */
+function eachWord(site: Site, argument: Argument, check: (word: Argument) => ArgumentTarget): ArgumentTarget {
+  const words = braceWords(site, argument);
+  if (words === null) return check(argument);
+  let last: ArgumentTarget = { kind: 'unknown' };
+  for (const word of words) last = check(word);
+  return last;
+}
+
 /** Locates an argument; for a pattern, the directory its matches live in. */
 export function targetOf(engine: Engine, scope: Scope, argument: Argument): ArgumentTarget {
   const { value } = argument;
@@ -28,6 +64,8 @@ export function targetOf(engine: Engine, scope: Scope, argument: Argument): Argu
 
 /** Reading a path: outside the workspaces is high (with the restriction on), unknown is always high. */
 export function checkRead(site: Site, argument: Argument): ArgumentTarget {
+  const words = braceWords(site, argument);
+  if (words !== null) return eachWord(site, argument, (word) => checkRead(site, word));
   const { engine } = site;
   const target = targetOf(engine, site.scope, argument);
   if (target.kind === 'unknown') engine.report('high', `path cannot be resolved statically: ${argument.text}`);
@@ -43,6 +81,7 @@ export function checkRead(site: Site, argument: Argument): ArgumentTarget {
 
 /** Writing a path: outside the workspaces is critical (with the restriction on), block devices always. */
 export function checkWrite(site: Site, argument: Argument): ArgumentTarget {
+  if (argument.value.kind === 'literal' && argument.value.brace) return eachWord(site, argument, (word) => checkWrite(site, word));
   const { engine } = site;
   const target = targetOf(engine, site.scope, argument);
   if (target.kind === 'unknown') engine.report('high', `writes to a path that cannot be resolved: ${argument.text}`);
@@ -51,7 +90,13 @@ export function checkWrite(site: Site, argument: Argument): ArgumentTarget {
   return target;
 }
 
+/** A repository's own configuration, hooks and redirections, wherever the repository lies. */
+const GIT_METADATA = /(^|\/)\.git(\/(config|config\.worktree|commondir|hooks|info|modules|worktrees)(\/|$)|$)/;
+
 function reportWrite(engine: Engine, located: LocatedPath, text: string, verb: 'writes' | 'deletes'): void {
+  // A nested repository's .git is not bound read-only (only the workspace's own is): writing its
+  // configuration plants what Git runs, as `git config core.fsmonitor …` would.
+  if (GIT_METADATA.test(located.real)) engine.report('high', `changes what Git reads or runs: ${text}`);
   switch (located.zone) {
     case 'inside':
       engine.report('medium', `${verb === 'writes' ? 'changes' : 'deletes'} inside the workspaces: ${text}`);
@@ -90,6 +135,7 @@ const protectedReasons: Record<Protected, string> = {
  * matches could be, so `rm -rf /*` and `rm -rf ../*` at a workspace root are critical too.
  */
 export function checkRemove(site: Site, argument: Argument): ArgumentTarget {
+  if (argument.value.kind === 'literal' && argument.value.brace) return eachWord(site, argument, (word) => checkRemove(site, word));
   const { engine } = site;
   const target = targetOf(engine, site.scope, argument);
   if (target.kind === 'unknown') engine.report('high', `deletes a path that cannot be resolved: ${argument.text}`);

@@ -132,13 +132,14 @@ const make: CommandRule = (invocation) => {
   if (optionValues(parsed, '--eval').length > 0 || invocation.args.some((argument) => (textOf(argument) ?? '').startsWith('--eval='))) {
     engine.report('high', `runs makefile text given on the line: ${invocation.name} --eval`);
   }
+  let effects: Effects | undefined;
   for (const file of optionValues(parsed, '-f', '--file', '--makefile')) {
-    if (textOf(file) === '-') runStdinProgram(invocation, `${invocation.name} -f -`, false);
+    if (textOf(file) === '-') effects = runStdinProgram(invocation, `${invocation.name} -f -`, false);
     else checkRead(invocation, file);
   }
   engine.report('medium', `not a known read-only command: ${invocation.name}`);
   checkUnknownArguments(invocation, parsed.operands.filter((operand) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(textOf(operand) ?? '')));
-  return undefined;
+  return effects;
 };
 
 /** Runs a package's program, downloading it when missing: what runs cannot be known here. */

@@ -1,5 +1,5 @@
 import type { Argument, CommandRule, Invocation } from './command-invocation.js';
-import { hasOption, optionValues, parseOptions, type OptionSyntax, type ParsedCommand } from './command-options.js';
+import { hasOption, optionValues, parseOptions, reportHiddenOptions, type OptionSyntax, type ParsedCommand } from './command-options.js';
 import { checkRead, checkWrite } from './path-access.js';
 import { literalValue } from './shell-words.js';
 
@@ -31,6 +31,11 @@ export function inspect(invocation: Invocation, spec: InspectionSpec): ParsedCom
   const { engine, name } = invocation;
   const parsed = parseOptions(invocation.args, spec.syntax);
   let readOnly = true;
+  const optionsMatter = [spec.runOptions, spec.writeOptions, spec.readOptions, spec.patternFirst].some((list) => (list?.length ?? 0) > 0);
+  if (optionsMatter && parsed.mayBeOptions.length > 0) {
+    reportHiddenOptions(engine, name, parsed);
+    readOnly = false;
+  }
   for (const option of spec.runOptions ?? []) {
     if (!hasOption(parsed, option)) continue;
     engine.report('high', `runs another program: ${name} ${option}`);

@@ -279,18 +279,21 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
 
   /** A simple command: its assignments, its words (and what they hide), then the command itself. */
   private call(node: CallExpr, scope: Scope, stdin: StdinFeed): Effects {
-    const aliased = this.expandAlias(node, scope, stdin);
+    // Each read of a GopherJS slice field converts the whole slice anew: read once, passed on.
+    const words = node.Args;
+    const assigns = node.Assigns;
+    const aliased = this.expandAlias(node, words, scope, stdin);
     if (aliased !== null) return aliased;
-    const effects: Effects[] = node.Assigns.map((assign) => this.assignment(assign, scope, stdin));
-    if (node.Args.length === 0) {
-      const names = node.Assigns.map((assign) => assign.Name?.Value ?? '?').join(' ');
+    const effects: Effects[] = assigns.map((assign) => this.assignment(assign, scope, stdin));
+    if (words.length === 0) {
+      const names = assigns.map((assign) => assign.Name?.Value ?? '?').join(' ');
       this.report('medium', `sets a shell variable: ${names}`);
       // Without a command, the assignments stay in the shell for the lines after this one.
-      for (const assign of node.Assigns) recordAssignment(this, this, scope, assign);
+      for (const assign of assigns) recordAssignment(this, this, scope, assign);
       return mergeEffects(...effects);
     }
-    const environment = this.commandEnvironment(node, scope);
-    const args = node.Args.map((word) => {
+    const environment = this.commandEnvironment(assigns, words, scope);
+    const args = words.map((word) => {
       const found = wordEffects(this, word, scope, stdin);
       effects.push(found);
       return this.argument(word, scope, found.network);
@@ -304,16 +307,16 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
    * (`GIT_PAGER=… git log`): the command is judged through them as through the terminal's. With
    * `set -k`, a NAME=value word anywhere on the line is one of them too.
    */
-  private commandEnvironment(node: CallExpr, scope: Scope): Record<string, string | null> {
+  private commandEnvironment(assigns: readonly Assign[], words: readonly Word[], scope: Scope): Record<string, string | null> {
     const environment: Record<string, string | null> = {};
-    for (const assign of node.Assigns) {
+    for (const assign of assigns) {
       const name = assign.Name?.Value;
       if (name === undefined || assign.Index !== null || assign.Array !== null || !isActingVariable(name)) continue;
       const value = assign.Value === null ? { kind: 'literal' as const, text: '' } : wordValue(assign.Value, scope);
       environment[name] = value.kind === 'literal' ? value.text : null;
     }
     if (scope.state.keywordAssignments) {
-      for (const word of node.Args.slice(1)) {
+      for (const word of words.slice(1)) {
         const value = wordValue(word, scope);
         const match = value.kind === 'literal' ? /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(value.text) : null;
         if (match?.[1] === undefined) continue;
@@ -344,8 +347,8 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
    * An alias is judged as its text (CONTRACT §11): bash replaces an unquoted command word that
    * names one before it parses the rest, so the line is judged again with the text in its place.
    */
-  private expandAlias(node: CallExpr, scope: Scope, stdin: StdinFeed): Effects | null {
-    const [first] = node.Args;
+  private expandAlias(node: CallExpr, words: readonly Word[], scope: Scope, stdin: StdinFeed): Effects | null {
+    const [first] = words;
     const part = first?.Parts.length === 1 ? first.Parts[0] : undefined;
     if (first === undefined || part === undefined || wordPart(part).kind !== 'Lit') return null;
     const name = this.textOf(first);
@@ -430,7 +433,7 @@ export class LineAnalysis implements Engine, StatementRunner, EarlierDefinitions
         return noEffects;
       }
       if (!systemBinaries.has(posix.dirname(posix.normalize(name)))) this.report('medium', `runs a program by its path: ${first.text}`);
-      name = posix.basename(name);
+      name = posix.basename(name) || name;
     }
     if (scope.defining.includes(name)) {
       if (scope.concurrent) this.report('critical', `fork bomb: ${name}`);
