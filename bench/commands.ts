@@ -8,6 +8,7 @@ import { WorkspaceFiles } from '../src/core/workspaces/workspace-files.js';
 import { loadConfig } from '../src/core/config/load-config.js';
 import { detectSandbox } from '../src/core/sandbox/sandbox-state.js';
 import { startBuiltService } from './built-service.js';
+import { burstRows, statusDuringBurst } from './status-burst.js';
 
 const EXECUTES = 300;
 const ANALYSIS_ROUNDS = 2000;
@@ -83,57 +84,6 @@ async function readFileTimings(): Promise<number[]> {
   }
 }
 
-/** A line of MAX_COMMAND_LENGTH (16384) characters that is slow to judge: thousands of words, each a possible path. */
-const MAX_LENGTH_LINE = `echo${' word'.repeat(3300)}`.slice(0, 16384);
-const BURST_TERMINALS = 4;
-const BURST_LINES_PER_TERMINAL = 5;
-
-/**
- * CONTRACT §11 "Bounded analysis": /api/status latency polled every 20 ms, first with nothing else
- * going on, then while BURST_TERMINALS terminals each send maximum-length lines one after another
- * (judged on the analysis thread, one at a time). Same service, same polling, side by side.
- */
-async function statusDuringBurst(): Promise<{ idle: number[]; burst: number[]; judged: number; judgeMs: number[] }> {
-  const workspace = realpathSync(mkdtempSync(join('/var/tmp', 'assistant-bench-burst-')));
-  const service = await startBuiltService({ ENABLE_SYSTEM_COMMANDS: 'true', COMMAND_TIMEOUT_MS: '60000' });
-  const { url } = service;
-  const poll = async (until: () => boolean): Promise<number[]> => {
-    const samples: number[] = [];
-    while (!until()) {
-      const started = performance.now();
-      await (await fetch(`${url}/api/status`)).arrayBuffer();
-      samples.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return samples.sort((a, b) => a - b);
-  };
-  try {
-    await post(`${url}/api/workspaces/add`, { name: 'bench', path: workspace });
-    const terminals: string[] = [];
-    for (let index = 0; index < BURST_TERMINALS; index++) terminals.push(((await post(`${url}/api/terminals`, {})) as { terminalId: string }).terminalId);
-    const idleEnd = performance.now() + 3000;
-    const idle = await poll(() => performance.now() > idleEnd);
-    let done = false;
-    const judgeMs: number[] = [];
-    const senders = Promise.all(terminals.map(async (terminalId) => {
-      for (let index = 0; index < BURST_LINES_PER_TERMINAL; index++) {
-        const started = performance.now();
-        const reply = await post(`${url}/api/terminals/${terminalId}/execute`, { command: MAX_LENGTH_LINE });
-        judgeMs.push(performance.now() - started);
-        if (reply.success !== true) throw new Error(`burst execute failed: ${JSON.stringify(reply).slice(0, 300)}`);
-      }
-    })).finally(() => {
-      done = true;
-    });
-    const burst = await poll(() => done);
-    await senders;
-    return { idle, burst, judged: BURST_TERMINALS * BURST_LINES_PER_TERMINAL, judgeMs: judgeMs.sort((a, b) => a - b) };
-  } finally {
-    await service.stop();
-    rmSync(workspace, { recursive: true, force: true });
-  }
-}
-
 function analysisTimings(): Map<string, number[]> {
   const workspace = realpathSync(mkdtempSync(join('/var/tmp', 'assistant-bench-risk-')));
   const context = { cwd: workspace, home: '/root', workspaceRoots: [workspace], restrictToWorkspaces: true };
@@ -173,8 +123,6 @@ const rows = [
       `| risk analysis \`${line.replace(/\|/g, '\\|')}\` | ${(percentile(samples, 0.5) * 1000).toFixed(0)} µs | ${(percentile(samples, 0.99) * 1000).toFixed(0)} µs |`,
   ),
   `| risk analysis, all typical lines (${allAnalysis.length} runs) | ${(percentile(allAnalysis, 0.5) * 1000).toFixed(0)} µs | ${(percentile(allAnalysis, 0.99) * 1000).toFixed(0)} µs |`,
-  `| \`/api/status\`, idle (${burst.idle.length} polls) | ${percentile(burst.idle, 0.5).toFixed(2)} ms | ${percentile(burst.idle, 0.99).toFixed(2)} ms |`,
-  `| \`/api/status\` while ${burst.judged} maximum-length lines are judged (${BURST_TERMINALS} terminals, ${burst.burst.length} polls) | ${percentile(burst.burst, 0.5).toFixed(2)} ms | ${percentile(burst.burst, 0.99).toFixed(2)} ms |`,
-  `| execute of one maximum-length line, queued behind the others on the analysis thread | ${percentile(burst.judgeMs, 0.5).toFixed(0)} ms | ${percentile(burst.judgeMs, 0.99).toFixed(0)} ms |`,
+  ...burstRows(burst),
 ];
 console.log(rows.join('\n'));
