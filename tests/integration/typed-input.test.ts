@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeFolder, type Folder } from '../helpers/fixture-folders.js';
@@ -59,6 +59,14 @@ describe.runIf(sandboxAvailable)('typed input', () => {
     const confirmed = confirm(held?.commandId);
     await waitFor(() => (terminal().foregroundReader().kind === reader ? true : undefined), 10_000, `${command} to read the terminal`);
     expect((await confirmed).status).toBe(200);
+  };
+  /** A child of the nested shell holds the terminal (the foreground group is not the shell's). */
+  const childHolds = () => {
+    const reader = terminal().foregroundReader();
+    if (reader.kind !== 'shell') return false;
+    const stat = readFileSync(`/proc/${String(reader.pid)}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[2] !== fields[5];
   };
   const inputEntries = async () =>
     ((await service.request('GET', '/api/audit/log?type=terminal&limit=100')).body.entries as AuditEntry[])
@@ -130,5 +138,44 @@ describe.runIf(sandboxAvailable)('typed input', () => {
     const entries = await inputEntries();
     expect(entries.map((entry) => entry.details.line)).toContainEqual({ echo: false, length: 14 });
     expect(JSON.stringify(await service.request('GET', '/api/audit/log?limit=200'))).not.toContain('hunter2');
+  });
+
+  it('judges a line typed while a child of the nested shell holds the terminal (left for the shell to read)', async () => {
+    await startConfirmed('ssh-agent bash', 'shell');
+    viewer.send({ type: 'input', data: 'sleep 3\r' });
+    await waitFor(() => (terminal().foregroundReader().kind === 'shell' && childHolds() ? true : undefined), 10_000, 'sleep to hold the terminal');
+    viewer.send({ type: 'input', data: 'rm -r build\r' });
+    expect((await frames(viewer, isType('confirmation_required'))).at(-1)).toMatchObject({ command: 'rm -r build', risk: 'high' });
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(existsSync(join(workspace.path, 'build'))).toBe(true);
+  });
+
+  it.each([
+    ['a renamed copy of bash', 'cp-bash.sh', './copied-shell'],
+    ['a shell behind script', null, 'script -q /dev/null'],
+    ['a shell in a session of its own', null, 'setsid -w bash'],
+  ])('finds %s and judges what is typed into it', async (_name, maker, start) => {
+    if (maker !== null) {
+      workspace.file(maker, '#!/bin/sh\ncp /bin/bash copied-shell\n', 0o755);
+      await service.request('POST', `/api/terminals/${terminalId}/execute`, { json: { command: `./${maker}` } });
+    }
+    viewer.send({ type: 'execute', command: start });
+    const first = await frames(viewer, (frame) => frame.type === 'confirmation_required' || (frame.type === 'status' && frame.status === 'busy'));
+    const held = first.find(isType('confirmation_required'));
+    if (held !== undefined) void confirm(held.commandId);
+    await waitFor(() => (terminal().foregroundReader().kind === 'shell' ? true : undefined), 10_000, `${start} to read the terminal`);
+    viewer.send({ type: 'input', data: 'rm -r build\r' });
+    expect((await frames(viewer, isType('confirmation_required'))).at(-1)).toMatchObject({ command: 'rm -r build', risk: 'high' });
+    expect(existsSync(join(workspace.path, 'build'))).toBe(true);
+  });
+
+  it('holds a line that history expansion would rewrite, and refuses a tab (completion)', async () => {
+    await startConfirmed('ssh-agent bash', 'shell');
+    viewer.send({ type: 'input', data: 'ls -r build\r' });
+    viewer.send({ type: 'input', data: '^ls^rm\r' });
+    expect((await frames(viewer, isType('confirmation_required'))).at(-1)).toMatchObject({ command: '^ls^rm', reasons: [expect.stringMatching(/history expansion/)] });
+    viewer.send({ type: 'input', data: 'shre\t -u x\r' });
+    expect((await frames(viewer, isType('error'))).at(-1)).toMatchObject({ code: 'INVALID_REQUEST' });
+    expect(existsSync(join(workspace.path, 'build'))).toBe(true);
   });
 });

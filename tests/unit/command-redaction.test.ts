@@ -28,4 +28,14 @@ describe('redactCommand', () => {
       expect(redactCommand(command)).toBe(command);
     },
   );
+
+  // A line of MAX_COMMAND_LENGTH made of name characters once held the event loop for 86 s
+  // (a secret-name pattern backtracked cubically). Each hostile shape must take a blink, not
+  // seconds: the bound is a thousand times what the linear patterns need here.
+  it.each(['token-', 'x-', 'a', 'http-', 'pass_', 'ab:', '-p'])('redacts a maximum-length line of %j without backtracking', (unit) => {
+    const line = `echo ${unit.repeat(Math.floor(16379 / unit.length))}`;
+    const started = performance.now();
+    redactCommand(line);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
 });

@@ -1,4 +1,7 @@
+import { appendFileSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildIdOf, knownProgramOf } from '../../src/core/terminals/executable-identity.js';
 import { AppError } from '../../src/core/errors/app-error.js';
 import { echoesFromSettings } from '../../src/core/terminals/terminal-echo.js';
 import { TypedLines, TypedRecord } from '../../src/core/terminals/typed-lines.js';
@@ -22,7 +25,7 @@ describe('typed lines for a shell or an interpreter', () => {
     expect(lines.take('ls -la')).toEqual([]);
     expect(lines.partial).toBe('ls -la');
     expect(lines.take('\r')).toEqual([{ kind: 'line', text: 'ls -la' }]);
-    expect(lines.take('\npwd\r\necho a\tb\n')).toEqual([{ kind: 'line', text: 'pwd' }, { kind: 'line', text: 'echo a\tb' }]);
+    expect(lines.take('\npwd\r\necho a b\n')).toEqual([{ kind: 'line', text: 'pwd' }, { kind: 'line', text: 'echo a b' }]);
     expect(lines.take('\r\r')).toEqual([{ kind: 'line', text: '' }, { kind: 'line', text: '' }]);
   });
 
@@ -42,6 +45,7 @@ describe('typed lines for a shell or an interpreter', () => {
     ['a bracketed paste', '\u001b[200~rm -r x\u001b[201~', 'U+001B'],
     ['a C1 control', 'a\u009bA', 'U+009B'],
     ['NUL', 'ls\u0000', 'U+0000'],
+    ['a tab (readline would complete the word)', 'shre\t -u f\r', 'U+0009'],
   ])('refuses %s, and nothing of that frame counts', (_name, data, character) => {
     const lines = new TypedLines(100);
     lines.take('echo ');
@@ -74,5 +78,23 @@ describe('whether the terminal echoes, from stty -g', () => {
     ['garbage', 'not-stty', null],
   ])('%s', (_name, settings, echoes) => {
     expect(echoesFromSettings(settings)).toBe(echoes);
+  });
+});
+
+describe('which known program an executable is, by build id', () => {
+  it('recognises a renamed copy of bash, even with bytes appended, and not a different program', () => {
+    const folder = mkdtempSync(join('/var/tmp', 'build-id-'));
+    try {
+      const copy = join(folder, 'vim');
+      copyFileSync('/bin/bash', copy);
+      appendFileSync(copy, Buffer.from([0]));
+      const shells = (name: string) => name === 'bash' || name === 'dash';
+      expect(buildIdOf(copy)).toBe(buildIdOf('/bin/bash'));
+      expect(knownProgramOf(copy, shells)).toBe('bash');
+      expect(knownProgramOf('/usr/bin/env', shells)).toBeNull();
+      expect(buildIdOf(join(folder, 'missing'))).toBeNull();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

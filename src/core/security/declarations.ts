@@ -3,7 +3,7 @@ import { mergeEffects, type Effects, type Scope, type StdinFeed } from './comman
 import type { StatementRunner } from './expansion-walk.js';
 import { wordValue } from './shell-words.js';
 import { checkAssignedName } from './variable-assignments.js';
-import { recordAssignment, recordAttributes, recordVariable, stopFollowing } from './state-changes.js';
+import { recordAssignment, recordAttributes, recordNamedValue, stopFollowing } from './state-changes.js';
 
 interface DeclarationWalker extends StatementRunner {
   assignment(assign: Assign, scope: Scope, stdin: StdinFeed): Effects;
@@ -39,7 +39,7 @@ export function declarationEffects(walker: DeclarationWalker, node: DeclClause, 
       if (flags.includes('n') && assigned !== undefined) checkAssignedName(engine, scope, assigned);
       if (!isFunctionDeclaration(flags)) {
         names.push(name);
-        if (assigned !== undefined) recordVariable(engine, scope, name, assigned);
+        if (assigned !== undefined) recordNamedValue(engine, scope, name, assigned);
       }
       continue;
     }

@@ -3,7 +3,8 @@ import { copyScope, mergeEffects, noEffects, type Effects, type Engine, type Sco
 import {
   arithmAssignOps, arithmNode, arithmeticTestOps, arithmStepOps, ProcSubstOp, testNode, unaryTestVarSet, wordPart,
 } from './shell-syntax.js';
-import { wordValue } from './shell-words.js';
+import { literalValue, wordValue } from './shell-words.js';
+import { recordNamedValue } from './state-changes.js';
 import { checkAssignedName, runsCodeInArithmetic } from './variable-assignments.js';
 
 /** What the expansion walk needs from the line analysis: running nested statements. */
@@ -71,6 +72,9 @@ function parameterEffects(runner: StatementRunner, node: ParamExp, scope: Scope,
   const name = node.Param?.Value;
   if (name !== undefined && node.Exp !== null && assigningExpansionOps.has(node.Exp.Op)) {
     checkAssignedName(runner.engine, scope, name);
+    // The default it may assign stays in the shell; to a `declare -i` name it is arithmetic.
+    const value = node.Exp.Word === null ? literalValue('') : wordValue(node.Exp.Word, scope);
+    recordNamedValue(runner.engine, scope, name, value.kind === 'literal' ? value.text : null);
   }
   // CONTRACT §11: `${!x}` looks up the variable x names, and a name with a subscript evaluates it
   // as arithmetic; `${x@P}` expands x's value as a prompt, running any `$(…)` in it.
@@ -223,16 +227,25 @@ function checkSetTestOperand(runner: StatementRunner, node: Node, scope: Scope):
   const test = testNode(node);
   if (test.kind !== 'Word') return;
   const value = wordValue(test.node, scope);
-  if (value.kind !== 'literal') {
-    runner.engine.report('high', `tests a variable whose name cannot be known: ${runner.textOf(test.node)}`);
+  checkNamedVariable(runner.engine, scope, value.kind === 'literal' ? value.text : null, runner.textOf(test.node));
+}
+
+/**
+ * A variable named as an operand (`[[ -v a[i] ]]`, `test -v`, `unset`, `declare -p`): bash
+ * evaluates an indexed array's subscript there as arithmetic, where `$(…)`, or a name holding
+ * `a[$(…)]`, runs a command (CONTRACT §11). `name` is null when it cannot be known.
+ */
+export function checkNamedVariable(engine: Engine, scope: Scope, name: string | null, spelling: string): void {
+  if (name === null) {
+    engine.report('high', `names a variable that cannot be known: ${spelling}`);
     return;
   }
-  const subscript = /^[A-Za-z_][A-Za-z0-9_]*\[(.*)\]$/s.exec(value.text)?.[1];
+  const subscript = /^[A-Za-z_][A-Za-z0-9_]*\[(.*)\]$/s.exec(name)?.[1];
   if (subscript === undefined || LITERAL_NUMBER.test(subscript) || subscript === '@' || subscript === '*') return;
-  const name = value.text.slice(0, value.text.indexOf('['));
-  if (isAssociativeName(name, scope) && !/[$`]/.test(subscript)) return;
+  const base = name.slice(0, name.indexOf('['));
+  if (isAssociativeName(base, scope) && !/[$`]/.test(subscript)) return;
   if (VARIABLE_NAME.test(subscript) && scope.state.integers.includes(subscript)) return;
-  runner.engine.report('high', `arithmetic evaluates a subscript as code: ${value.text}`);
+  engine.report('high', `arithmetic evaluates a subscript as code: ${name}`);
 }
 
 /** Arrays whose subscripts are strings: bash's own, and those this shell declared with `declare -A`. */

@@ -175,8 +175,6 @@ const specs: Record<string, InspectionSpec> = {
   true: noPaths,
   false: noPaths,
   ':': noPaths,
-  test: noPaths,
-  '[': noPaths,
   type: noPaths,
   which: noPaths,
 };

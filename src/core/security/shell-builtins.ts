@@ -2,8 +2,10 @@ import type { CommandRule, Invocation } from './command-invocation.js';
 import { hasOption, optionValues, parseOptions, textOf } from './command-options.js';
 import { reportHiddenCode, runCodeArgument } from './code-strings.js';
 import { checkRead } from './path-access.js';
-import { checkAssignedName } from './variable-assignments.js';
-import { defineAlias, forget, recordSetOptions, recordShoptOptions, recordTrap, rememberPath, stopFollowing } from './state-changes.js';
+import { checkAssignedName, variableBase } from './variable-assignments.js';
+import { isActingVariable } from './shell-state.js';
+import { checkNamedVariable } from './expansion-walk.js';
+import { defineAlias, forget, recordNamedValue, recordSetOptions, recordShoptOptions, recordTrap, rememberPath, stopFollowing } from './state-changes.js';
 
 
 /**
@@ -51,11 +53,11 @@ function assignsNames(invocation: Invocation, names: readonly (string | null)[])
       continue;
     }
     checkAssignedName(invocation.engine, invocation.scope, name);
-    // Filled in at run time: the value is not known here.
-    forget(invocation.scope, [name], 'variable');
-    if (invocation.scope.state.integerAttributes.includes(name)) {
-      invocation.engine.report('high', `evaluates the value assigned to an integer variable as arithmetic: ${name}`);
-    }
+    // CONTRACT §11: setting a variable the state keeps is at least medium, however it is set.
+    const base = variableBase(name);
+    if (base !== null && isActingVariable(base)) invocation.engine.report('medium', `sets a shell variable: ${base}`);
+    // Filled in at run time: the value is not known here, which later lines are judged through.
+    recordNamedValue(invocation.engine, invocation.scope, name, null);
   }
 }
 
@@ -191,11 +193,26 @@ const unalias: CommandRule = (invocation) => {
 
 const unset: CommandRule = (invocation) => {
   const parsed = parseOptions(invocation.args);
+  if (!hasOption(parsed, '-f')) for (const operand of parsed.operands) checkNamedVariable(invocation.engine, invocation.scope, textOf(operand), operand.text);
   const kind = hasOption(parsed, '-f') ? 'function' : hasOption(parsed, '-v') ? 'variable' : 'either';
   const names = parsed.operands.map(textOf);
   if (names.includes(null)) stopFollowing(invocation.engine, invocation.scope, `${invocation.name} of a name that cannot be known`);
   forget(invocation.scope, names.filter((name): name is string => name !== null), kind);
   invocation.engine.report('medium', `not a known read-only command: ${invocation.name}`);
+  return undefined;
+};
+
+/**
+ * test and [: read-only, but `-v NAME` evaluates an indexed subscript in NAME as arithmetic (and
+ * bash 5.2 does so even for an unset array).
+ */
+const test: CommandRule = (invocation) => {
+  const { args } = invocation;
+  args.forEach((argument, index) => {
+    const next = args[index + 1];
+    if (textOf(argument) === '-v' && next !== undefined) checkNamedVariable(invocation.engine, invocation.scope, textOf(next), next.text);
+  });
+  invocation.engine.report('low', 'read-only inspection');
   return undefined;
 };
 
@@ -237,5 +254,5 @@ export const shellBuiltinRules: ReadonlyMap<string, CommandRule> = new Map<strin
   ['read', read], ['mapfile', mapfile], ['readarray', mapfile], ['printf', printf], ['getopts', getopts],
   ['export', declare], ['declare', declare], ['typeset', declare], ['local', declare], ['readonly', declare],
   ['alias', alias], ['trap', trap], ['enable', enable], ['hash', hash], ['bind', bind], ['fc', fc], ['set', set],
-  ['unalias', unalias], ['unset', unset], ['shopt', shopt],
+  ['unalias', unalias], ['unset', unset], ['shopt', shopt], ['test', test], ['[', test],
 ]);

@@ -113,6 +113,35 @@ export function recordAssignment(engine: Engine, source: TextSource, scope: Scop
   recordVariable(engine, scope, name, assign.Value === null ? '' : literal, arithmetic);
 }
 
+/**
+ * A value given to a name by a builtin rather than by an assignment (`printf -v`, `read`,
+ * `mapfile`, `declare "NAME=value"`): `BASH_ALIASES[name]` and `BASH_CMDS[name]` define an alias
+ * or a remembered path, an array element leaves no known integer, anything else is recorded.
+ * `value` is null when the builtin fills it in at run time.
+ */
+export function recordNamedValue(engine: Engine, scope: Scope, target: string, value: string | null): void {
+  const bracket = target.indexOf('[');
+  if (bracket < 0) {
+    recordVariable(engine, scope, target, value);
+    return;
+  }
+  const base = target.slice(0, bracket);
+  const key = target.slice(bracket + 1, target.endsWith(']') ? -1 : undefined);
+  if (base === 'BASH_ALIASES' || base === 'BASH_CMDS') {
+    if (!/^[^$`'"\\]+$/.test(key)) {
+      stopFollowing(engine, scope, `${base} set in a way that cannot be followed`);
+      return;
+    }
+    if (base === 'BASH_ALIASES') defineAlias(engine, scope, key, value);
+    else rememberPath(engine, scope, key, value);
+    return;
+  }
+  scope.state.integers = scope.state.integers.filter((known) => known !== base);
+  if (scope.state.integerAttributes.includes(base) && (value === null || !LITERAL_INTEGER.test(value))) {
+    engine.report('high', `evaluates the value assigned to an integer variable as arithmetic: ${base}`);
+  }
+}
+
 /** `declare -i` / `-A` / `-n` give names attributes that change how later lines treat them. */
 export function recordAttributes(engine: Engine, scope: Scope, flags: string, names: readonly string[]): void {
   const { state } = scope;

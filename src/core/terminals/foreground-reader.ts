@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
-import { argumentsOf, currentDirectoryOf, executableOf, readProcessStat, sessionMembers } from './process-tree.js';
+import { knownProgramOf } from './executable-identity.js';
+import { argumentsOf, childrenOf, currentDirectoryOf, executableOf, readProcessStat, sessionMembers } from './process-tree.js';
 
 // Who reads what is typed into a terminal (CONTRACT §11, "Typed input"), from the kernel's view:
 // the processes of the terminal's foreground process group, what file each runs (its exe link,
@@ -42,36 +43,75 @@ const VALUED_OPTIONS: readonly { family: RegExp; options: ReadonlySet<string> }[
 interface Candidate {
   pid: number;
   name: string;
+  /** The program's own arguments, its name first (a loader's or a multi-call binary's shifted off). */
   args: readonly string[];
 }
 
+/** How deep below the foreground, and how far above it, a reader is looked for. */
+const MAX_DESCENDANT_DEPTH = 4;
+const MAX_DESCENDANTS = 64;
+const MAX_ANCESTORS = 16;
+
 /**
- * What kind of reader holds the foreground of the terminal whose shell is `servicePid`: its
- * foreground group's processes, the service's own shell excepted (it reads commands from the
- * service's pipe, never from the terminal, and a builtin it runs reads data).
+ * What kind of reader holds the foreground of the terminal whose shell is `servicePid`. The
+ * foreground group's processes come first (the service's own shell excepted: it reads commands
+ * from the service's pipe, never from the terminal). A shell or interpreter found below them (a
+ * shell behind `script` or `setsid`) or above them (a nested shell whose child holds the terminal
+ * now: what is typed may be left for that shell to read when the child ends) is the reader too,
+ * so its lines are judged.
  */
 export function foregroundReader(servicePid: number): ForegroundReader {
   const shell = readProcessStat(servicePid);
   if (shell === null) return { kind: 'program', program: null };
   const group = shell.tpgid;
-  const candidates: Candidate[] = [];
-  for (const pid of sessionMembers(shell.session)) {
-    if (pid === servicePid) continue;
-    const stat = readProcessStat(pid);
-    if (stat?.pgrp !== group) continue;
-    const args = argumentsOf(pid) ?? [];
-    candidates.push({ pid, name: programName(executableOf(pid), args), args });
+  const members = sessionMembers(shell.session).filter((pid) => pid !== servicePid && readProcessStat(pid)?.pgrp === group);
+  const foreground = members.map(candidateOf);
+  const below = descendantsOf(members).filter((pid) => pid !== servicePid).map(candidateOf);
+  const above = ancestorsOf(group, servicePid).map(candidateOf);
+  for (const candidates of [foreground, below, above]) {
+    const reader = readerAmong(candidates);
+    if (reader !== null) return reader;
   }
+  const leader = foreground.find((candidate) => candidate.pid === group) ?? foreground[0];
+  return { kind: 'program', program: leader?.name ?? shell.comm };
+}
+
+function readerAmong(candidates: readonly Candidate[]): ForegroundReader | null {
   const nested = candidates.find((candidate) => SHELLS.has(candidate.name) && readsCommands(candidate, true));
   if (nested !== undefined) {
     const start = readProcessStat(nested.pid)?.startTime ?? 0;
-    return { kind: 'shell', program: nested.name, pid: nested.pid, key: `${nested.pid}:${start}` };
+    return { kind: 'shell', program: nested.name, pid: nested.pid, key: `${String(nested.pid)}:${String(start)}` };
   }
   const interpreter = candidates.find((candidate) =>
     COMMAND_READERS.test(candidate.name) || (INTERPRETERS.test(candidate.name) && readsCommands(candidate, false)));
-  if (interpreter !== undefined) return { kind: 'interpreter', program: interpreter.name };
-  const leader = candidates.find((candidate) => candidate.pid === group) ?? candidates[0];
-  return { kind: 'program', program: leader?.name ?? shell.comm };
+  return interpreter === undefined ? null : { kind: 'interpreter', program: interpreter.name };
+}
+
+function candidateOf(pid: number): Candidate {
+  const args = argumentsOf(pid) ?? [];
+  return { pid, ...programOf(pid, executableOf(pid), args) };
+}
+
+/** Processes started below `roots`, breadth first, in any session (script and setsid make new ones). */
+function descendantsOf(roots: readonly number[]): number[] {
+  const found: number[] = [];
+  let level = [...roots];
+  for (let depth = 0; depth < MAX_DESCENDANT_DEPTH && level.length > 0 && found.length < MAX_DESCENDANTS; depth += 1) {
+    level = level.flatMap(childrenOf).slice(0, MAX_DESCENDANTS - found.length);
+    found.push(...level);
+  }
+  return found;
+}
+
+/** The parents of the foreground group's leader, up to (not including) the service's shell. */
+function ancestorsOf(pid: number, servicePid: number): number[] {
+  const found: number[] = [];
+  let current = readProcessStat(pid)?.ppid;
+  for (let step = 0; current !== undefined && current > 1 && current !== servicePid && step < MAX_ANCESTORS; step += 1) {
+    found.push(current);
+    current = readProcessStat(current)?.ppid;
+  }
+  return current === servicePid ? found : [];
 }
 
 /** Where a nested shell is, to judge the lines typed into it. */
@@ -79,15 +119,32 @@ export function readerDirectory(reader: ForegroundReader & { kind: 'shell' }): s
   return currentDirectoryOf(reader.pid);
 }
 
+const LOADER = /^ld(-linux[^/]*|-musl[^/]*)?\.so(\.\d+)?$/;
+
+function isKnownKind(name: string): boolean {
+  return SHELLS.has(name) || INTERPRETERS.test(name) || COMMAND_READERS.test(name);
+}
+
 /**
- * The program a process runs: the file's name, or for a multi-call binary (busybox) the applet
- * its first argument names.
+ * The program a process runs and its own arguments: the file the kernel ran, or for the dynamic
+ * loader run by hand (`ld-linux.so /bin/bash`) and a multi-call binary (`busybox sh`) the program
+ * named after it. A file that is not known by its name is looked up by its build id, so that a
+ * renamed copy of a shell is still that shell.
  */
-function programName(executable: string | null, args: readonly string[]): string {
-  const file = executable === null ? (args[0] ?? '') : executable;
-  const name = posix.basename(file);
-  if (name === 'busybox' || name === 'toybox') return posix.basename(args[0] ?? name).replace(/^-/, '');
-  return name;
+function programOf(pid: number, executable: string | null, args: readonly string[]): { name: string; args: readonly string[] } {
+  const file = executable ?? args[0] ?? '';
+  const base = posix.basename(file);
+  if (LOADER.test(base)) {
+    const at = args.findIndex((arg, index) => index > 0 && !arg.startsWith('-'));
+    if (at > 0) return programOf(pid, args[at] ?? null, args.slice(at));
+  }
+  if (base === 'busybox' || base === 'toybox') {
+    const applet = posix.basename(args[0] ?? base).replace(/^-/, '');
+    return applet === base ? { name: posix.basename(args[1] ?? base), args: args.slice(1) } : { name: applet, args };
+  }
+  if (isKnownKind(base)) return { name: base, args };
+  const copy = knownProgramOf(executable === null ? file : `/proc/${String(pid)}/exe`, isKnownKind);
+  return { name: copy ?? base, args };
 }
 
 /**

@@ -36,7 +36,8 @@ export function readProcessStat(pid: number): ProcessStat | null {
   };
 }
 
-function childrenOf(pid: number): number[] {
+/** A process's children (its main thread's), or none once it has ended. */
+export function childrenOf(pid: number): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
       .trim()

@@ -89,6 +89,9 @@ export function readerKey(reader: LineReader, run: number): string {
   return reader.kind === 'shell' ? `shell:${reader.key}` : `interpreter:${reader.program}:${String(run)}`;
 }
 
+/** `!` followed by what bash's history expansion reads as an event, or a leading `^old^new`. */
+const HISTORY_EXPANSION = /![^\s=(]|^\s*\^/;
+
 export async function judgeFor(
   deps: Pick<CommandDeps, 'store' | 'config' | 'judge'>,
   terminal: TerminalSession,
@@ -103,6 +106,15 @@ export async function judgeFor(
     };
   }
   const workingDirectory = readerDirectory(reader);
+  // An interactive shell's history expansion (`!!`, `!ls:s/ls/rm/`, `^ls^rm`) rewrites the line
+  // after it is judged: what runs would not be what was judged.
+  if (HISTORY_EXPANSION.test(line)) {
+    return {
+      verdict: { level: 'high', reasons: [`history expansion would change the line after it is judged: ${line}`] },
+      stateAfter: null,
+      workingDirectory,
+    };
+  }
   const { verdict, state } = await deps.judge.judge({
     command: line,
     context: {

@@ -11,9 +11,12 @@ export type TypedEvent = { kind: 'line'; text: string } | { kind: 'interrupt' } 
 const CTRL_C = '\u0003';
 const CTRL_D = '\u0004';
 
-/** Printable text, a tab, the line ends (CR, and LF as sent by a paste) and Ctrl-C / Ctrl-D. */
+/**
+ * Printable text, the line ends (CR, and LF as sent by a paste) and Ctrl-C / Ctrl-D. Not a tab:
+ * readline completes the word with it, so the line run would not be the line judged.
+ */
 function allowed(code: number): boolean {
-  return (code >= 0x20 && code !== 0x7f && !(code >= 0x80 && code < 0xa0)) || code === 0x09 || code === 0x0a || code === 0x0d || code === 0x03 || code === 0x04;
+  return (code >= 0x20 && code !== 0x7f && !(code >= 0x80 && code < 0xa0)) || code === 0x0a || code === 0x0d || code === 0x03 || code === 0x04;
 }
 
 export class TypedLines {

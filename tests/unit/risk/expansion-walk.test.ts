@@ -69,3 +69,23 @@ sequenceTable('values left by earlier lines', [
   [row('set -- "a[$(id)]"', 'medium', 'set'), row('echo $(( $1 ))', 'high', 'arithmetic evaluates a value that cannot be known: $1')],
   [row('RANDOM=x', 'medium', 'sets a shell variable: RANDOM'), row('echo $((RANDOM))', 'high', 'arithmetic evaluates the value of RANDOM as code')],
 ]);
+
+// Found by the red-team pass after typed input: the test and unset builtins evaluate an indexed
+// subscript in a name operand (bash 5.2 does it even for PIPESTATUS and DIRSTACK, always there).
+riskTable('names with subscripts given to builtins', [
+  row("test -v 'PIPESTATUS[$(rm -r src)]'", 'high', 'arithmetic evaluates a subscript as code'),
+  row('test -v "PIPESTATUS[$(rm -r src)]"', 'high', 'recursive delete: src'),
+  row("[ -v 'PIPESTATUS[x]' ]", 'high', 'arithmetic evaluates a subscript as code: PIPESTATUS[x]'),
+  row("unset 'DIRSTACK[$(touch p)]'", 'high', 'arithmetic evaluates a subscript as code'),
+  row('test -v "$x"', 'high', 'names a variable that cannot be known'),
+  row('test -v PIPESTATUS', 'low', 'read-only inspection'),
+  row('[ -v arr[2] ]', 'low', 'read-only inspection'),
+  row('unset arr[1]', 'medium', 'unset'),
+]);
+
+sequenceTable('integer variables assigned by expansion and builtins', [
+  [row("x='a[$(touch p)]'", 'medium', 'sets a shell variable: x'), row('declare -i n', 'medium', 'declare'), row('echo ${n:=$x}', 'high', 'evaluates the value assigned to an integer variable as arithmetic: n')],
+  [row('declare -i n', 'medium', 'declare'), row('read n < README.md', 'high', 'evaluates the value assigned to an integer variable as arithmetic: n')],
+  [row('declare -i n', 'medium', 'declare'), row('printf -v n %s x', 'high', 'evaluates the value assigned to an integer variable as arithmetic: n')],
+  [row('echo ${m:=3}', 'low', 'read-only inspection'), row('echo $((m + 1))', 'low', 'read-only inspection')],
+]);

@@ -89,3 +89,15 @@ sequenceTable('PROMPT_COMMAND', [
   [row('PROMPT_COMMAND="$X"', 'high', 'dangerous environment variable'), row('pwd', 'high', 'PROMPT_COMMAND after the line, and its code cannot be known')],
   [row("PROMPT_COMMAND='touch x'", 'high', 'dangerous environment variable'), row('unset PROMPT_COMMAND', 'medium', 'unset'), row('pwd', 'low', 'read-only inspection')],
 ]);
+
+// Names set by builtins rather than by assignments (the red-team pass after typed input).
+sequenceTable('state set through printf -v, read, mapfile and quoted declarations', [
+  [row('printf -v "BASH_CMDS[ls]" /bin/rm', 'high', 'remembers a path that cannot be known for ls'), row('ls -r src', 'high', 'runs a path the shell remembers for ls, which cannot be known')],
+  [row('printf -v "BASH_ALIASES[ll]" "rm -r"', 'high', 'defines an alias whose text cannot be known: ll'), row('ll src', 'high', 'runs an alias whose text cannot be known: ll')],
+  [row('typeset "BASH_ALIASES[ls]=rm -r"', 'high', 'alias shadows a command: ls'), row('ls src', 'high', 'recursive delete: src')],
+  [row('declare "BASH_CMDS[git]=./evil"', 'medium', 'declares shell variables'), row('git status', 'medium', 'runs a script: ./evil')],
+  [row('printf -v GIT_PAGER "rm -r x #"', 'medium', 'sets a shell variable: GIT_PAGER'), row('git log', 'high', "git may run the environment's GIT_PAGER, which cannot be known")],
+  [row('read -r EDITOR < README.md', 'medium', 'sets a shell variable: EDITOR'), row('git commit', 'high', "git may run the environment's EDITOR, which cannot be known")],
+  [row('mapfile -t PYTHONPATH < README.md', 'medium', 'sets a shell variable: PYTHONPATH'), row('python3 tool.py', 'high', "the environment's PYTHONPATH changes what python3 runs")],
+  [row('printf -v PATH /x', 'high', 'dangerous environment variable: PATH'), row('ls', 'high', "the environment's PATH changes what ls runs")],
+]);
