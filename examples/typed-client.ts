@@ -5,15 +5,25 @@
 //
 // ASSISTANT_URL (default http://127.0.0.1:3000) names the service and ASSISTANT_TOKEN carries an
 // access token when it runs with AUTH_ENABLED=true. Outside this repository, import from the
-// package instead: `import { createAssistantClient } from 'assistant-service'`.
+// package instead: `import { createAssistantClient } from 'assistant-service'` (installed with
+// `npm install git+https://<host>/<repo>.git`, which builds it; tests/integration/typed-client-package.test.ts
+// compiles and runs this file that way).
 import { EventSource } from 'eventsource';
-import { createAssistantClient } from '../src/index.js';
+import { createAssistantClient, isTRPCClientError, type AppRouter } from '../src/index.js';
 
 const client = createAssistantClient({
   baseUrl: process.env.ASSISTANT_URL ?? 'http://127.0.0.1:3000',
   token: () => process.env.ASSISTANT_TOKEN,
   // Node 20 has no EventSource of its own; browsers do and need no option.
   EventSource,
+});
+
+// A refusal carries the contract's code: say it plainly instead of a stack. (A rejected
+// top-level await reaches Node as an uncaught exception.)
+process.on('uncaughtException', (error) => {
+  if (!isTRPCClientError<AppRouter>(error)) throw error;
+  console.error(`[${error.data?.appCode ?? 'error'} ${error.data?.httpStatus ?? ''}] ${error.message}`);
+  process.exit(1);
 });
 
 const status = await client.system.status.query({});

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { ensureActiveModel } from './core/models/active-model.js';
+import { ensureDefaultModel } from './core/models/active-model.js';
 import { ModelDownloads } from './core/models/model-downloads.js';
 import { closeInterruptedAnswers, missingTwice } from './core/conversations/close-interrupted-answers.js';
 import type { Config } from './core/config/load-config.js';
@@ -22,11 +22,12 @@ import { followWorkspaceRemovals } from './core/workspaces/workspace-removal.js'
 import { startPeriodicJobs } from './core/scheduling/periodic-jobs.js';
 import { TerminalManager } from './core/terminals/terminal-manager.js';
 import { StreamRegistry } from './core/streams/stream-registry.js';
+import { createIdempotencyStore } from './core/idempotency/create-idempotency-store.js';
 import type { StreamJob } from './core/streams/stream-job.js';
 import { createAuthenticator } from './core/auth/authenticator.js';
 import { connectRedis } from './core/redis/redis-connection.js';
 import { UserEvents } from './core/events/user-events.js';
-import { createRateLimits } from './http/rate-limits.js';
+import { createRateLimits } from './core/rate-limits/rate-limits.js';
 import { createCluster } from './core/cluster/cluster.js';
 import { newId } from './core/ids.js';
 import { publishTerminalHomes } from './core/cluster/terminal-homes.js';
@@ -54,7 +55,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   const instanceId = newId();
   const database = await createDatabase(config.DATABASE_URL, instanceId);
   const store = { db: database.db, chat: database.chat, reads: database.reads, kind: database.kind };
-  await ensureActiveModel(store, config);
+  await ensureDefaultModel(store, config);
   // Redis may be down now: the service starts, and reconnects behind the scenes.
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
   const cluster = redis ? createCluster(redis, instanceId, { retentionMs: config.STREAM_RETENTION_MS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS, secret: config.CLUSTER_SECRET }, logger) : undefined;
@@ -142,6 +143,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     streams,
     startedAt,
     metrics,
+    idempotency: createIdempotencyStore(redis && cluster ? { redis, bus: cluster.bus } : undefined),
     ...(redis ? { redis } : {}),
     ...(cluster ? { cluster } : {}),
   };
@@ -173,6 +175,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       await cluster?.close();
       await redis?.close();
       await database.close();
+      metrics.stop();
       // Last: every terminal and helper that used the runtime root is gone by now.
       releaseRuntime();
     })());

@@ -12,10 +12,10 @@ import { refuseTerminalCallers } from './http/terminal-callers.js';
 import { requestLogging } from './http/request-id.js';
 import { requestTiming } from './http/request-timing.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
-import { createRequestContext } from './http/request-context.js';
 import { appErrorFrom } from './procedures/error-mapping.js';
-import type { ProcedureMeta, RateGroup } from './procedures/meta.js';
-import { limitByRoute } from './http/rate-limits.js';
+import { handleUnmatched, resolveRequests, type ProcedureTypes } from './http/resolve-request.js';
+import { writeGuards } from './http/write-guards.js';
+import { trpcContext, trpcErrorLog } from './http/trpc-context.js';
 import { webInterface } from './http/web-interface.js';
 import { oidcLoginRouter } from './http/oidc-login/oidc-login-router.js';
 import type { AppDeps } from './procedures/context.js';
@@ -36,7 +36,10 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestLogging(logger));
   const routes = buildRouteTable(appRouter, legacyAliases);
-  app.use(requestTiming(deps.metrics, routes, Object.keys(appRouter._def.procedures)));
+  const procedures = procedureTypes();
+  // Each request is matched to its procedure once; every later layer reads that.
+  app.use(resolveRequests(routes, procedures));
+  app.use(requestTiming(deps.metrics, procedures.keys()));
   app.use(hostGuard(config));
   // Commands that share the host's network (SANDBOX_NETWORK=host, SANDBOX=none) could call the
   // API as their user; in their own network namespace they cannot reach it at all (CONTRACT §11).
@@ -48,7 +51,7 @@ export function createApp(deps: AppDeps): Express {
       origin: (origin, callback) => {
         callback(null, origin !== undefined && allowedOrigins.has(origin));
       },
-      exposedHeaders: ['X-Request-Id', 'X-Stream-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+      exposedHeaders: ['X-Request-Id', 'X-Stream-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
     }),
   );
   // cors() passes preflights from other origins on; they still answer 204, without allow headers.
@@ -56,32 +59,29 @@ export function createApp(deps: AppDeps): Express {
     if (req.method === 'OPTIONS') res.status(204).end();
     else next();
   });
+  // A foreign page's writes and bodies that are not JSON, refused before anything runs (CONTRACT §8).
+  app.use(writeGuards(config));
+  app.use(handleUnmatched(deps.rateLimits));
 
   // Browser sign-in: public and in no rate group (CONTRACT §5), so before the limits.
   app.use(oidcLoginRouter(deps));
   // The web UI's static files are public and in no rate group either (CONTRACT §5).
   if (config.ENABLE_WEB_INTERFACE) app.use(webInterface());
-  if (deps.rateLimits) app.use(limitByRoute(deps.rateLimits, routes, procedureRateGroups()));
 
   app.use(
     '/trpc',
     createExpressMiddleware({
       router: appRouter,
-      createContext: ({ req, res, info }) => {
-        const connectionToken = info.connectionParams?.token;
-        return createRequestContext(deps, req, res, connectionToken ? { connectionToken } : {});
-      },
+      createContext: trpcContext(deps),
       maxBodySize: config.BODY_LIMIT,
       // The REST bridge sends an AppError's headers (WWW-Authenticate on a 401, Retry-After on a
-      // 503 or 429); typed clients get them too.
-      responseMeta: ({ errors }) => {
-        const headers: Record<string, string> = {};
+      // 503 or 429) and the rate group's; typed clients get them too.
+      responseMeta: ({ ctx, errors }) => {
+        const headers: Record<string, string> = { ...ctx?.response.headers };
         for (const error of errors) Object.assign(headers, appErrorFrom(error).headers);
         return { headers };
       },
-      onError: ({ error, path }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error, path }, 'procedure failed');
-      },
+      onError: trpcErrorLog(logger),
     }),
   );
 
@@ -94,16 +94,16 @@ export function createApp(deps: AppDeps): Express {
 
   // OpenAI's wire format and error object, not the contract's envelope (CONTRACT §0, §10).
   app.use(openAICompatibleRoutes(appRouter, deps));
-  app.use(restHandler(appRouter, routes, deps));
+  app.use(restHandler(appRouter, deps));
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;
 }
 
-/** Each procedure's declared rate group, by its dotted path (the /trpc URL names procedures so). */
-function procedureRateGroups(): Map<string, RateGroup> {
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
-  return new Map(Object.entries(procedures).map(([path, procedure]) => [path, procedure._def.meta?.rateGroup ?? 'general']));
+/** Each procedure's type by its dotted path, as /trpc names them. */
+function procedureTypes(): ProcedureTypes {
+  const all = appRouter._def.procedures as unknown as Record<string, { _def: { type: 'query' | 'mutation' | 'subscription' } }>;
+  return new Map(Object.entries(all).map(([path, procedure]) => [path, procedure._def.type]));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, type TRPCClient } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, type TRPCClient, type TRPCClientError } from '@trpc/client';
 import superjson from 'superjson';
 import type { AppRouter } from '../routers/app-router.js';
 
@@ -20,6 +20,9 @@ export interface AssistantClientOptions {
 }
 
 export type AssistantClient = TRPCClient<AppRouter>;
+
+/** What a call rejects with: `data.appCode` is the contract's code, `data.httpStatus` its status. */
+export type AssistantClientError = TRPCClientError<AppRouter>;
 
 /** Any class shaped like the browser's EventSource (the constraint tRPC's subscription link takes). */
 type EventSourceClass = NonNullable<Parameters<typeof httpSubscriptionLink>[0]['EventSource']>;

@@ -22,5 +22,7 @@ export function createRequestContext(
     requestId: res.locals.requestId,
     ip,
     identify: () => (caller ??= deps.auth.identify(token(), ip)),
+    idempotencyKey: req.get('idempotency-key'),
+    lastEventId: req.get('last-event-id'),
   });
 }

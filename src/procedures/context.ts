@@ -3,7 +3,7 @@ import type { User } from '../core/auth/permissions.js';
 import type { Cluster } from '../core/cluster/cluster.js';
 import type { RedisConnection } from '../core/redis/redis-connection.js';
 import type { UserEvents } from '../core/events/user-events.js';
-import type { RateLimits } from '../http/rate-limits.js';
+import type { RateLimits } from '../core/rate-limits/rate-limits.js';
 import type { Config } from '../core/config/load-config.js';
 import type { Store } from '../core/db/store.js';
 import type { Logger } from '../core/logger.js';
@@ -15,6 +15,8 @@ import type { TerminalManager } from '../core/terminals/terminal-manager.js';
 import type { EgressPolicy } from '../core/sandbox/egress-policy.js';
 import type { WorkspaceFiles } from '../core/workspaces/workspace-files.js';
 import type { CommandJudge } from '../core/security/command-judge.js';
+import type { IdempotencyStore } from '../core/idempotency/idempotency-store.js';
+import type { ChatAttempt } from '../core/chat/chat-attempt.js';
 
 /** What every transport shares: built once at start-up. */
 export interface AppDeps {
@@ -49,6 +51,8 @@ export interface AppDeps {
   startedAt: number;
   /** This instance's Prometheus metrics (`GET /metrics`). */
   metrics: ServiceMetrics;
+  /** Chat requests' Idempotency-Keys (CONTRACT §12): in Redis with REDIS_URL, else in memory. */
+  idempotency: IdempotencyStore;
 }
 
 /** What one request adds. */
@@ -62,6 +66,10 @@ export interface RequestInfo {
   identify: () => Promise<User>;
   /** Carried here by another instance: run here whatever happens (never carried further). */
   carried?: boolean;
+  /** The request's Idempotency-Key header, unchecked: the chat procedures check and honour it. */
+  idempotencyKey?: string | undefined;
+  /** The request's Last-Event-ID header: a streaming chat POST resumes that stream (CONTRACT §12). */
+  lastEventId?: string | undefined;
 }
 
 /**
@@ -76,6 +84,8 @@ export interface ResponseControl {
 export interface Context extends AppDeps, RequestInfo {
   logger: Logger;
   response: ResponseControl;
+  /** Set by the Idempotency-Key wrapper for the generation it runs (procedures/chat/once-per-key.ts). */
+  attempt?: ChatAttempt | undefined;
 }
 
 /** The context without any transport, so procedures can be called from tests and other bridges. */

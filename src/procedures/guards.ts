@@ -6,14 +6,20 @@ import type { Config } from '../core/config/load-config.js';
 import type { Context } from './context.js';
 import type { Feature, Guard, RateGroup } from './meta.js';
 import { rejectUnstorableInput } from './input-hygiene.js';
+import { countRequest } from './rate-limit.js';
+import { isAsyncIterable, untilTokenExpiry } from './subscription-expiry.js';
 import { middleware, rootProcedure } from './trpc.js';
 
-// Guards run in the contract's order (CONTRACT §2): authentication (401), permission (403
+// Guards run in the contract's order (CONTRACT §2): rate limit (429), authentication (401), permission (403
 // FORBIDDEN), feature flag (403 SECURITY_VIOLATION); input validation and existence come later in
 // each procedure. The unstorable-input check is the first step of input validation, so it follows.
 
-const authenticated = middleware(async function requireCaller({ ctx, next }) {
-  return next({ ctx: { user: await ctx.identify() } });
+const authenticated = middleware(async function requireCaller({ ctx, type, next }) {
+  const user = await ctx.identify();
+  const result = await next({ ctx: { user } });
+  // A subscription outlives its request: it ends when the token expires, as sockets do.
+  if (type !== 'subscription' || !result.ok || user.tokenExpiresAt === undefined || !isAsyncIterable(result.data)) return result;
+  return { ...result, data: untilTokenExpiry(result.data, user.tokenExpiresAt) };
 });
 
 /** The first thing a guard finds missing, or null when the user passes it. */
@@ -74,11 +80,12 @@ const featureEnabled = (feature: Feature) =>
 /** No credential needed: health and documentation. */
 export const publicProcedure = rootProcedure
   .meta({ guard: { kind: 'public' }, rateGroup: 'none' })
+  .use(countRequest)
   .use(rejectUnstorableInput);
 
 /** Any valid caller. */
 export function requireAuthenticated(rateGroup: RateGroup = 'general') {
-  return rootProcedure.meta({ guard: { kind: 'authenticated' }, rateGroup }).use(authenticated).use(rejectUnstorableInput);
+  return rootProcedure.meta({ guard: { kind: 'authenticated' }, rateGroup }).use(countRequest).use(authenticated).use(rejectUnstorableInput);
 }
 
 /** All the given permissions, and optionally one of the given roles (or a role above it). */
@@ -94,6 +101,7 @@ export function requirePermission(
   const { feature } = options;
   const guarded = rootProcedure
     .meta({ guard, rateGroup: options.rateGroup ?? 'general', ...(feature ? { feature } : {}) })
+    .use(countRequest)
     .use(authenticated)
     .use(authorizedFor(guard));
   return (feature ? guarded.use(featureEnabled(feature)) : guarded).use(rejectUnstorableInput);

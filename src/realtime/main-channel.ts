@@ -77,8 +77,6 @@ export class MainChannel {
 
   private async chat(requestId: string, body: Record<string, unknown>): Promise<void> {
     if (this.streamsByRequest.has(requestId)) throw AppError.invalid('A generation with this id is already running on this socket');
-    const limited = await this.deps.rateLimits?.hit('chat', this.session.ip);
-    if (limited) throw limited;
     const caller = this.caller();
     const { streamId, after } = this.markdown ? await caller.chat.streamMarkdown(body as never) : await caller.chat.stream(body as never);
     this.streamsByRequest.set(requestId, streamId);

@@ -3,7 +3,7 @@ import type { User } from '../core/auth/permissions.js';
 import { AppError } from '../core/errors/app-error.js';
 import { newId } from '../core/ids.js';
 import type { TerminalSession } from '../core/terminals/terminal-session.js';
-import { createContextInner, type AppDeps } from '../procedures/context.js';
+import { createContextInner, type AppDeps, type Context } from '../procedures/context.js';
 import { appErrorFrom } from '../procedures/error-mapping.js';
 import { createCallerFactory } from '../procedures/trpc.js';
 import { appRouter } from '../routers/app-router.js';
@@ -22,10 +22,12 @@ type TerminalFrame =
   | { type: 'exit'; exitCode: number }
   | { type: 'error'; code: string; message: string };
 
-/** The terminal a user may open a socket on, checked as its REST paths are (guard, feature flag, owner). */
-export async function terminalForSocket(deps: AppDeps, user: User, ip: string, terminalId: string): Promise<TerminalSession> {
-  const caller = createCaller(createContextInner(deps, { requestId: newId(), ip, identify: () => Promise.resolve(user) }));
-  await caller.terminals.get({ terminalId });
+/**
+ * The terminal a socket may be opened on, checked as its REST paths are (rate group, token,
+ * guard, feature flag, owner) by calling its `get` procedure with the upgrade's context.
+ */
+export async function terminalForSocket(deps: AppDeps, ctx: Context, terminalId: string): Promise<TerminalSession> {
+  await createCaller(ctx).terminals.get({ terminalId });
   const session = deps.terminals.find(terminalId);
   // The check above was carried to the instance that holds the terminal; its live I/O is not
   // (yet): a socket must reach that instance, as a load balancer with sticky sessions does.
@@ -137,8 +139,6 @@ export class TerminalChannel {
   }
 
   private async execute(command: string): Promise<void> {
-    const limited = await this.deps.rateLimits?.hit('terminal', this.session.ip);
-    if (limited) throw limited;
     const reply = await this.caller().terminals.execute({ terminalId: this.terminal.id, command, waitForCompletion: false });
     if (reply.status === 'pending_confirmation' && reply.commandId) {
       this.send({ type: 'confirmation_required', commandId: reply.commandId, command, risk: reply.risk ?? 'high', reasons: reply.reasons ?? [] });

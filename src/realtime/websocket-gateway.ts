@@ -6,13 +6,24 @@ import type { User } from '../core/auth/permissions.js';
 import { AppError } from '../core/errors/app-error.js';
 import { acceptedHosts, hostName } from '../http/host-guard.js';
 import { requestLine } from '../http/request-id.js';
+import { originTrusted, ownOrigins } from '../http/write-guards.js';
 import { terminalCallerRefusal, terminalConnectionCheck } from '../http/terminal-callers.js';
-import type { AppDeps } from '../procedures/context.js';
+import { createContextInner, type AppDeps, type Context } from '../procedures/context.js';
 import { appErrorFrom } from '../procedures/error-mapping.js';
+import { createCallerFactory } from '../procedures/trpc.js';
+import { newId } from '../core/ids.js';
+import { appRouter } from '../routers/app-router.js';
 import type { TerminalSession } from '../core/terminals/terminal-session.js';
 import type { SocketChannel } from '../core/metrics/service-metrics.js';
 import { MainChannel } from './main-channel.js';
 import { TerminalChannel, terminalForSocket } from './terminal-channel.js';
+
+const createCaller = createCallerFactory(appRouter);
+
+/** `/ws` and `/ws/markdown-stream` are opened as `system.me` is called: counted in the general group, then the token checked. */
+async function openMainChannel(ctx: Context): Promise<void> {
+  await createCaller(ctx).system.me({});
+}
 
 type Channel = { kind: 'main'; markdown: boolean } | { kind: 'terminal'; terminalId: string };
 
@@ -38,9 +49,9 @@ function channelFor(pathname: string): Channel | null {
 
 /**
  * The WebSocket upgrades (CONTRACT §8) on the HTTP server, checked in the contract's order (§2):
- * path (404) → Host (403) → not from inside a terminal (403) → Origin (403) → rate limit (429) → token (401, or 503
- * while the identity provider is unreachable), the token from the Authorization header or the
- * `access_token` query. A refused upgrade is an HTTP reply in the error envelope. Open sockets
+ * path (404) → Host (403) → not from inside a terminal (403) → Origin (403), then a procedure's
+ * chain: rate limit (429) → token (401, or 503 while the identity provider is unreachable), the
+ * token from the Authorization header or the `access_token` query. A refused upgrade is an HTTP reply in the error envelope. Open sockets
  * are pinged every WS_PING_INTERVAL_MS and dropped when a ping goes unanswered.
  */
 export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: IncomingMessage) => string): { close(): void } {
@@ -75,25 +86,19 @@ export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: 
       return refuse(socket, refusal ?? AppError.notFound('WebSocket channel'));
     }
     const ip = clientIp(req);
-    // The upgrade itself counts like a request of its channel (CONTRACT §2: rate limit before token).
-    const limited = await deps.rateLimits?.hit(channel.kind === 'terminal' ? 'terminal' : 'general', ip);
-    if (limited) {
-      return refuse(socket, limited);
-    }
+    // The upgrade runs a procedure as any request does: its rate group, then the token, then
+    // (for a terminal) the terminal's guard, feature flag and owner (CONTRACT §2).
+    let caller: Promise<User> | undefined;
+    const token = upgradeToken(req, url);
+    const ctx = createContextInner(deps, { requestId: newId(), ip, identify: () => (caller ??= deps.auth.identify(token, ip)) });
     let user: User;
+    let terminal: TerminalSession | undefined;
     try {
-      user = await deps.auth.identify(upgradeToken(req, url), ip);
+      if (channel.kind === 'terminal') terminal = await terminalForSocket(deps, ctx, channel.terminalId);
+      else await openMainChannel(ctx);
+      user = await ctx.identify();
     } catch (error) {
       return refuse(socket, appErrorFrom(error));
-    }
-    // A terminal socket passes the terminal's own guard, feature flag and ownership (403/404).
-    let terminal: TerminalSession | undefined;
-    if (channel.kind === 'terminal') {
-      try {
-        terminal = await terminalForSocket(deps, user, ip, channel.terminalId);
-      } catch (error) {
-        return refuse(socket, appErrorFrom(error));
-      }
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       logLine(101);
@@ -119,20 +124,10 @@ export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: 
     }
     if (fromTerminal(req.socket)) return terminalCallerRefusal();
     const origin = req.headers.origin;
-    if (origin !== undefined && !ownOrigins().has(origin)) return new AppError('SECURITY_VIOLATION', 'Origin not allowed; add it to ALLOWED_ORIGINS');
+    const own = ownOrigins(config, (server.address() as AddressInfo | null)?.port);
+    if (origin !== undefined && !originTrusted(origin, req.headers.host, own)) return new AppError('SECURITY_VIOLATION', 'Origin not allowed; add it to ALLOWED_ORIGINS');
     return null;
   }
-
-  /** CONTRACT §8: the service's own origins (OIDC_BASE_URL, http://HOST:PORT, http://localhost:PORT) and ALLOWED_ORIGINS. */
-  function ownOrigins(): Set<string> {
-    const { port } = server.address() as AddressInfo;
-    const origins = new Set(config.ALLOWED_ORIGINS);
-    origins.add(`http://${config.HOST}:${port}`);
-    origins.add(`http://localhost:${port}`);
-    if (config.OIDC_BASE_URL) origins.add(new URL(config.OIDC_BASE_URL).origin);
-    return origins;
-  }
-
 
   const pinger = setInterval(() => {
     for (const ws of wss.clients) {

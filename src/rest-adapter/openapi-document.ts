@@ -64,6 +64,7 @@ export function buildOpenApiDocument(appRouter: AppRouter, aliases: readonly Rou
     // A public operation says so with an empty requirement (no token), rather than saying nothing.
     if (operation && meta.openapi.protect === false) operation.security = [];
     if (meta.sse) describeEventStream(operation);
+    describeRetryHeaders(operation, meta);
   });
   for (const alias of aliases) addAlias(paths, documentedPaths.get(alias.procedure), alias);
   document.paths = paths;
@@ -100,6 +101,36 @@ function describeEventStream(operation: Operation | undefined): void {
     headers: { 'X-Stream-Id': { description: 'The stream id', schema: { type: 'string', format: 'uuid' } } },
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   };
+}
+
+const idempotencyHeader = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'CONTRACT §12: 1–255 visible ASCII characters. A repeat by the same caller within STREAM_RETENTION_MS gets the first ' +
+    "request's answer (Idempotent-Replayed: true) and starts nothing; the same key with another body is 400 idempotency_key_reused.",
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+const lastEventIdHeader = {
+  name: 'Last-Event-ID',
+  in: 'header',
+  required: false,
+  description:
+    'CONTRACT §6, §12: `<streamId>:<seq>` of a retained stream of the caller: the events after seq are replayed and the stream ' +
+    'followed live; on a chat POST no new generation starts. At or past `done` a GET answers 204.',
+  schema: { type: 'string' },
+};
+
+/** The retry headers of chat POSTs and streams (CONTRACT §12), which the procedures' input schemas cannot show. */
+function describeRetryHeaders(operation: Operation | undefined, meta: ProcedureMeta): void {
+  if (!operation) return;
+  const method = meta.openapi?.method;
+  const headers = [];
+  if (method === 'POST' && meta.rateGroup === 'chat' && !/\/abort$/.test(meta.openapi?.path ?? '')) headers.push(idempotencyHeader);
+  if (meta.sse) headers.push(lastEventIdHeader);
+  const existing = Array.isArray(operation.parameters) ? (operation.parameters as unknown[]) : [];
+  if (headers.length > 0) operation.parameters = [...existing, ...headers];
 }
 
 function addAlias(paths: Record<string, PathItem>, targetPath: string | undefined, alias: RouteAlias): void {

@@ -25,7 +25,8 @@ export async function readJsonBody(req: Request, limit: number): Promise<BodyRes
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return { ok: true, value: undefined };
   if (!jsonContentType.test(req.headers['content-type'] ?? '')) {
-    return { ok: false, error: AppError.invalid('Content-Type must be application/json') };
+    // Refused up front by the write guards; here for any caller that reads a body itself.
+    return { ok: false, error: new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json') };
   }
   let value: unknown;
   try {

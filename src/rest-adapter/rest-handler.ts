@@ -7,8 +7,8 @@ import { createCallerFactory } from '../procedures/trpc.js';
 import { sendError } from '../http/error-response.js';
 import { createRequestContext } from '../http/request-context.js';
 import { seqFromLastEventId, writeSse } from '../realtime/sse-writer.js';
+import { endAtTokenExpiry } from './end-at-token-expiry.js';
 import { readJsonBody } from './read-body.js';
-import { matchRoute, type Route } from './route-table.js';
 import { procedureAtPath } from '../routers/procedure-at-path.js';
 
 /**
@@ -23,16 +23,16 @@ const UNREADABLE_BODY = Symbol('unreadable body');
  * runs through the same caller as every other transport. trpc-to-openapi's own HTTP handler is not
  * used because its error bodies and its 415 for body-less POSTs cannot be replaced (CONTRACT §2).
  */
-export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps: AppDeps) {
+export function restHandler(appRouter: AppRouter, deps: AppDeps) {
   const createCaller = createCallerFactory(appRouter);
   return async function handleRest(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const url = new URL(req.originalUrl, 'http://localhost');
-    const match = matchRoute(routes, req.method, url.pathname);
-    if (!match) {
+    // Matched once, by the request resolver that every other layer reads too.
+    const resolved = res.locals.resolved;
+    if (resolved?.transport !== 'rest') {
       next();
       return;
     }
-    res.locals.routeTemplate = match.route.path;
+    const { match, url } = resolved;
     let bodyError: AppError | undefined;
     let input: unknown;
     try {
@@ -62,10 +62,21 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
       const data: unknown = await procedure(input);
       for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
       if (match.route.meta.sse) {
+        // A finished stream read past its end: no events, and nothing to reconnect for.
+        if (ctx.response.status === 204) {
+          res.status(204).end();
+          return;
+        }
         const { streamId, after } = data as { streamId: string; after: number };
         // The procedure's guard resolved the caller already; this reads the memoised result.
         const caller = await ctx.identify();
-        await writeSse(res, await deps.streams.locate(caller.id, streamId), after, deps.config.SSE_PING_INTERVAL_MS);
+        // The generation goes on; the client resumes it with a fresh token.
+        const stopAtExpiry = endAtTokenExpiry(res, caller.tokenExpiresAt);
+        try {
+          await writeSse(res, await deps.streams.locate(caller.id, streamId), after, deps.config.SSE_PING_INTERVAL_MS);
+        } finally {
+          stopAtExpiry();
+        }
         return;
       }
       res.status(ctx.response.status ?? 200).json(data);
@@ -79,7 +90,7 @@ export function restHandler(appRouter: AppRouter, routes: readonly Route[], deps
       let appError = appErrorFrom(error);
       if (bodyError && appError.code === 'INVALID_REQUEST') appError = bodyError;
       if (appError.status >= 500) ctx.logger.error({ err: error, procedure: match.route.procedure }, 'procedure failed');
-      sendError(res, appError);
+      sendError(res, appError, ctx.response.headers);
     }
   };
 }

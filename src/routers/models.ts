@@ -5,6 +5,7 @@ import { listModelsProcedure } from '../procedures/models/list-models.js';
 import { listAnthropicModelsProcedure } from '../procedures/models/list-anthropic-models.js';
 import { listOllamaModelsProcedure } from '../procedures/models/list-ollama-models.js';
 import { listOpenAiModelsProcedure } from '../procedures/models/list-openai-models.js';
+import { setDefaultModelProcedure } from '../procedures/models/set-default-model.js';
 import { switchModelProcedure } from '../procedures/models/switch-model.js';
 import { router } from '../procedures/trpc.js';
 
@@ -13,6 +14,7 @@ export const modelsRouter = router({
   current: getCurrentModelProcedure,
   download: downloadModelProcedure,
   switch: switchModelProcedure,
+  setDefault: setDefaultModelProcedure,
   delete: deleteModelProcedure,
   listOpenai: listOpenAiModelsProcedure,
   listAnthropic: listAnthropicModelsProcedure,

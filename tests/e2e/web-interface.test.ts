@@ -313,7 +313,8 @@ describeWithBrowser('the web interface in a browser', () => {
     await expect.poll(() => page.textContent('#model-status'), { timeout: 15_000 }).toContain('qwen3:8b downloaded');
     await expect.poll(() => page.locator('#model-select option').allTextContents()).toContain('ollama/qwen3:8b');
 
-    // Choosing in the list (arrow keys do that too) only offers Switch: the shared model stays.
+    // Choosing in the list (arrow keys do that too) picks this conversation's model and only offers
+    // Make default: nobody's active model changes (CONTRACT §12).
     const switches: string[] = [];
     const onRequest = (sent: Request) => {
       if (sent.url().includes('models.switch')) switches.push(sent.url());
@@ -328,6 +329,27 @@ describeWithBrowser('the web interface in a browser', () => {
     page.off('request', onRequest);
     expect(switches).toEqual([]);
     await page.click('summary:has-text("Download")');
+  });
+
+  it("sends the picked model with this conversation's messages; nobody's active model changes", async () => {
+    const before = (await service.request('GET', '/api/model/current')).body as { model: string; provider: string };
+    expect(before.model).not.toBe('qwen3:8b');
+    const shown = await page.inputValue('#model-select');
+    expect(shown).toBe(`${before.provider}/${before.model}:latest`);
+    await page.selectOption('#model-select', 'ollama/qwen3:8b');
+    await send('Which model answers?', 'chat');
+    await answerFinished();
+    expect(fake.chatRequests().at(-1)?.body.model).toBe('qwen3:8b');
+    expect(await page.locator('article.message.assistant').last().textContent()).toContain('ollama/qwen3:8b');
+    expect((await service.request('GET', '/api/model/current')).body).toEqual(before);
+    // Make default sets the caller's own active model, which the picker then shows as applied.
+    await page.click('#model-switch');
+    await expect.poll(() => service.request('GET', '/api/model/current').then((reply) => reply.body.model as string)).toBe('qwen3:8b');
+    expect(await page.isDisabled('#model-switch')).toBe(true);
+    await page.selectOption('#model-select', shown);
+    await page.click('#model-switch');
+    // The same model as before, under the name the list gives it.
+    await expect.poll(() => service.request('GET', '/api/model/current').then((reply) => `${reply.body.provider}/${reply.body.model}`)).toBe(shown);
   });
 
   it('makes the screenshot of the README', async () => {

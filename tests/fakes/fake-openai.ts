@@ -22,7 +22,9 @@ export function startFakeOpenAI(options: { apiKey?: string; models?: string[] } 
       }
 
       if (method === 'POST' && pathname === '/v1/chat/completions') {
-        const body = record.body as { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } } | undefined;
+        const body = record.body as
+          | { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown }; logprobs?: unknown; top_logprobs?: unknown }
+          | undefined;
         if (body === undefined) {
           sendError(res, 400, { message: 'We could not parse the JSON body of your request.' });
           return;
@@ -31,6 +33,8 @@ export function startFakeOpenAI(options: { apiKey?: string; models?: string[] } 
           id: `chatcmpl-fake${serial}`,
           model: typeof body.model === 'string' ? body.model : 'unknown',
           includeUsage: body.stream_options?.include_usage === true,
+          // As the real API: `logprobs: true` puts each token's log probability on its chunk.
+          logprobs: body.logprobs === true ? (typeof body.top_logprobs === 'number' ? body.top_logprobs : 0) : undefined,
         });
         await playScript(exchange, takeScript(), dialect, body.stream === true);
         return;
@@ -92,7 +96,14 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-function openAIDialect(context: { id: string; model: string; includeUsage: boolean }): ChatDialect {
+/** A text chunk's log probabilities, one token per chunk, with `top` alternatives (deterministic). */
+function tokenLogprobs(text: string, top: number) {
+  const entry = (token: string, logprob: number) => ({ token, logprob, bytes: [...Buffer.from(token, 'utf8')] });
+  const alternatives = Array.from({ length: top }, (_unused, rank) => entry(rank === 0 ? text : `${text}~${rank}`, -0.25 * (rank + 1)));
+  return { content: [{ ...entry(text, -0.25), top_logprobs: alternatives }], refusal: null };
+}
+
+function openAIDialect(context: { id: string; model: string; includeUsage: boolean; logprobs?: number | undefined }): ChatDialect {
   const created = Math.floor(Date.now() / 1000);
   const envelope = { id: context.id, object: 'chat.completion.chunk', created, model: context.model, system_fingerprint: 'fp_fake' };
   const usageOf = (reply: ChatReply) => ({
@@ -113,7 +124,10 @@ function openAIDialect(context: { id: string; model: string; includeUsage: boole
       // The first delta carries the role; for a tools-only answer it also opens the first call.
       const textFirst = reply.chunks.length > 0 || reply.calls.length === 0;
       if (textFirst) frames.push(chunk([choice({ role: 'assistant', content: '', refusal: null })]));
-      for (const text of reply.chunks) frames.push({ ...chunk([choice({ content: text })]), text: true });
+      for (const text of reply.chunks) {
+        const withLogprobs = context.logprobs === undefined ? {} : { logprobs: tokenLogprobs(text, context.logprobs) };
+        frames.push({ ...chunk([{ ...choice({ content: text }), ...withLogprobs }]), text: true });
+      }
       reply.calls.forEach((call, index) => {
         const opening = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
         const delta = !textFirst && index === 0 ? { role: 'assistant', content: null, tool_calls: [opening] } : { tool_calls: [opening] };
@@ -140,7 +154,17 @@ function openAIDialect(context: { id: string; model: string; includeUsage: boole
         object: 'chat.completion',
         created,
         model: context.model,
-        choices: [{ index: 0, message, logprobs: null, finish_reason: reply.finish }],
+        choices: [
+          {
+            index: 0,
+            message,
+            logprobs:
+              context.logprobs === undefined
+                ? null
+                : { content: reply.chunks.flatMap((text) => tokenLogprobs(text, context.logprobs ?? 0).content), refusal: null },
+            finish_reason: reply.finish,
+          },
+        ],
         usage: usageOf(reply),
         system_fingerprint: 'fp_fake',
       };

@@ -18,7 +18,7 @@ export interface RecordedRequest {
   /** Set when the client closed the connection before the fake finished its response (abort detection). */
   closedAt?: number;
   finishedAt?: number;
-  /** Set when the fake itself destroyed the socket (a scripted refuse or cut). */
+  /** Set when the fake itself destroyed the socket (a scripted refuse, cut or reset). */
   destroyedAt?: number;
 }
 
@@ -54,6 +54,11 @@ export interface Exchange {
   signal: AbortSignal;
   /** Destroys the socket on purpose (refuse, cut); the fake's own doing is not a client close. */
   destroy(): void;
+  /**
+   * Resets the connection at once (a TCP RST, as a crashing provider or a proxy that gives up
+   * sends): whatever the client has not read yet may be lost with it.
+   */
+  reset(): void;
 }
 
 export interface FakeServerOptions {
@@ -127,6 +132,11 @@ export async function startFakeServer(options: FakeServerOptions): Promise<FakeP
         destroyedByFake = true;
         record.destroyedAt = now();
         req.socket.destroy();
+      },
+      reset: () => {
+        destroyedByFake = true;
+        record.destroyedAt = now();
+        req.socket.resetAndDestroy();
       },
     };
     try {

@@ -43,6 +43,11 @@ export async function playScript(exchange: Exchange, script: Script, dialect: Ch
     case 'malformed':
       if (stream) {
         res.writeHead(200, streamHeaders(dialect));
+        if (script.headersFirst === true) {
+          res.flushHeaders();
+          // A write of its own, after the headers have left: the client sees the 2xx first.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
         res.end(dialect.malformedStream);
       } else {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -52,13 +57,14 @@ export async function playScript(exchange: Exchange, script: Script, dialect: Ch
     case 'text':
     case 'tools':
     case 'cut':
+    case 'reset':
     case 'streamError':
     case 'stallMidStream': {
       const reply = replyFor(script);
       const ending = endingOf(script);
       if (stream) await writeStream(exchange, dialect, reply, ending);
       else if (script.kind === 'streamError') res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(dialect.errorBody(500)));
-      else if (script.kind !== 'stallMidStream') await writeComplete(exchange, dialect, reply, script.kind === 'cut');
+      else if (script.kind !== 'stallMidStream') await writeComplete(exchange, dialect, reply, script.kind === 'cut' || script.kind === 'reset');
       return;
     }
   }
@@ -67,7 +73,7 @@ export async function playScript(exchange: Exchange, script: Script, dialect: Ch
 /** How a stream that stops early stops: after how many text chunks, and then what. */
 interface EarlyEnding {
   after: number;
-  then: 'cut' | 'error' | 'stall';
+  then: 'cut' | 'reset' | 'error' | 'stall';
   /** For `error`: which error the provider reports (see ChatDialect.streamErrorFrame). */
   status?: number;
 }
@@ -76,6 +82,8 @@ function endingOf(script: AnsweringScript): EarlyEnding | undefined {
   switch (script.kind) {
     case 'cut':
       return { after: script.after, then: 'cut' };
+    case 'reset':
+      return { after: script.after, then: 'reset' };
     case 'streamError':
       return { after: script.after, then: 'error', status: script.status };
     case 'stallMidStream':
@@ -111,6 +119,13 @@ async function writeStream(exchange: Exchange, dialect: ChatDialect, reply: Chat
   }
   // Silence: the socket stays open until the client aborts or close() destroys it.
   if (ending.then === 'stall') return;
+  // No grace for the client: the reset follows as soon as the chunks have left for the kernel
+  // (the write callback), so it may still overtake what the client has not read yet.
+  if (ending.then === 'reset') {
+    await sent(exchange);
+    exchange.reset();
+    return;
+  }
   // A client's fetch drops whatever it has not read yet when the socket fails, so the cut waits
   // until the chunks it promised have had time to arrive, as they would have on a real network.
   if (await pause(Math.max(reply.chunkDelayMs, cutGraceMs), exchange.signal)) exchange.destroy();
@@ -142,6 +157,20 @@ async function writeComplete(exchange: Exchange, dialect: ChatDialect, reply: Ch
   }
   // The declared length promises more than arrives, so the client sees a truncated body, not a short one.
   if (await write(exchange, body.subarray(0, Math.floor(body.length / 2)))) exchange.destroy();
+}
+
+/** Resolves once everything written so far has been handed to the socket (or the connection closed). */
+function sent(exchange: Exchange): Promise<void> {
+  return new Promise((resolve) => {
+    if (exchange.signal.aborted) {
+      resolve();
+      return;
+    }
+    // An empty write's callback runs after the writes queued before it.
+    exchange.res.write('', () => {
+      resolve();
+    });
+  });
 }
 
 /** Waits, unless the connection closes first; returns whether it is still worth writing. */

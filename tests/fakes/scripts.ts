@@ -27,6 +27,11 @@ export type Script =
   /** 200 and headers, `after` text chunks, then the socket is destroyed. */
   | { kind: 'cut'; chunks: string[]; after: number; chunkDelayMs?: number }
   /**
+   * 200 and headers (sent on their own), `after` text chunks, then a TCP reset at once, with no
+   * grace for the client to read what was sent: the immediate failure right after the 2xx.
+   */
+  | { kind: 'reset'; chunks: string[]; after: number }
+  /**
    * 200 and headers, `after` text chunks, then the provider's own in-stream error and the end of the body.
    * `status` picks the error reported, named by the HTTP status the same failure has before a stream
    * (429: the provider's rate-limit error); without it, the provider's overload / server error.
@@ -34,8 +39,12 @@ export type Script =
   | { kind: 'streamError'; chunks: string[]; after: number; status?: number }
   /** 200 and headers, `after` text chunks, then silence until the client gives up or the fake closes. */
   | { kind: 'stallMidStream'; chunks: string[]; after: number }
-  /** 200 and the right content type, then a body that is not valid SSE JSON / NDJSON / JSON. */
-  | { kind: 'malformed' };
+  /**
+   * 200 and the right content type, then a body that is not valid SSE JSON / NDJSON / JSON. With
+   * `headersFirst` the headers go out on their own before the body (a separate write), as a
+   * provider that answers at once and then fails does.
+   */
+  | { kind: 'malformed'; headersFirst?: boolean };
 
 export const initialDefaultScript: Script = { kind: 'text', chunks: ['Hello', ' from', ' fake'] };
 
@@ -48,7 +57,7 @@ export interface ChatReply {
   chunkDelayMs: number;
 }
 
-export type AnsweringScript = Extract<Script, { kind: 'text' | 'tools' | 'cut' | 'streamError' | 'stallMidStream' }>;
+export type AnsweringScript = Extract<Script, { kind: 'text' | 'tools' | 'cut' | 'reset' | 'streamError' | 'stallMidStream' }>;
 
 export function replyFor(script: AnsweringScript): ChatReply {
   switch (script.kind) {
@@ -71,6 +80,7 @@ export function replyFor(script: AnsweringScript): ChatReply {
       };
     }
     case 'cut':
+    case 'reset':
     case 'streamError':
     case 'stallMidStream':
       return {

@@ -6,6 +6,7 @@ import type { Feature, Guard } from '../../src/procedures/meta.js';
 export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; feature?: Feature }> = {
   'system.status': { guard: { kind: 'public' }, rateGroup: 'none' },
   'system.me': { guard: { kind: 'authenticated' }, rateGroup: 'general' },
+  'system.metrics': { guard: { kind: 'permission', permissions: ['system:info'] }, rateGroup: 'general' },
   'context.get': { guard: { kind: 'permission', permissions: ['conversations:load'] }, rateGroup: 'general' },
   'context.clear': { guard: { kind: 'permission', permissions: ['chat:clear'] }, rateGroup: 'general' },
   'conversations.list': { guard: { kind: 'permission', permissions: ['conversations:list'] }, rateGroup: 'general' },
@@ -37,7 +38,9 @@ export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; f
   'models.listAnthropic': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
   'models.listOllama': { guard: { kind: 'permission', permissions: ['models:list'] }, rateGroup: 'general' },
   'models.download': { guard: { kind: 'permission', permissions: ['models:download'] }, rateGroup: 'models' },
-  'models.switch': { guard: { kind: 'permission', permissions: ['models:download'] }, rateGroup: 'models' },
+  // The caller's own model (CONTRACT §12): providers:<provider> is checked once the model is resolved.
+  'models.switch': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'models' },
+  'models.setDefault': { guard: { kind: 'permission', permissions: [], anyRole: ['Lead'] }, rateGroup: 'models' },
   'models.delete': { guard: { kind: 'permission', permissions: ['models:delete'] }, rateGroup: 'models' },
   'promptOrders.list': { guard: { kind: 'permission', permissions: ['prompt_orders:list'] }, rateGroup: 'general' },
   'promptOrders.save': { guard: { kind: 'permission', permissions: ['prompt_orders:save'] }, rateGroup: 'general' },
@@ -57,9 +60,9 @@ export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; f
   'terminals.output': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'terminals.execute': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'terminals.interrupt': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
-  // The terminal socket's `input` (CONTRACT §8), guarded as its execute; the general group, since
-  // a terminal client sends one call a keystroke.
-  'terminals.input': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'general', feature: 'systemCommands' },
+  // The terminal socket's `input` (CONTRACT §8), guarded as its execute; in no group (issue 20),
+  // since a terminal client sends one call a keystroke and typing must not hit a limit.
+  'terminals.input': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'none', feature: 'systemCommands' },
   'terminals.delete': { guard: { kind: 'permission', permissions: ['terminal:kill'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'security.pending': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'security.confirm': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },

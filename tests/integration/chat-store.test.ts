@@ -155,7 +155,8 @@ describeOnDatabases('chat store', (kind) => {
     const orderId = newId();
     await opened.db.promptOrder.create({ data: { id: orderId, name: 'named', sections } });
     await opened.db.promptOrder.create({ data: { id: newId(), name: 'default', sections: [{ type: 'system', content: 'Hi', enabled: true }], isDefault: true } });
-    await opened.db.setting.upsert({ where: { key: 'activeModel' }, create: { key: 'activeModel', value: { name: 'qwen', provider: 'ollama' } }, update: {} });
+    // The service default (CONTRACT §12): every user who never chose a model of their own.
+    await opened.db.setting.upsert({ where: { key: 'defaultModel' }, create: { key: 'defaultModel', value: { name: 'qwen', provider: 'ollama' } }, update: {} });
     const first = await opened.db.workspace.create({ data: { id: newId(), name: 'one', path: '/srv/one', branch: 'main', status: 'clean', createdAt: new Date(1000) } });
     const second = await opened.db.workspace.create({ data: { id: newId(), name: 'two', path: '/srv/two', createdAt: new Date(2000) } });
 
@@ -174,6 +175,13 @@ describeOnDatabases('chat store', (kind) => {
     // Another user's current conversation is not ann's; an unknown order is null (the engine's 400).
     expect((await chat.readSetup({ userId: 'bob', promptOrderId: 'nope' })).promptSections).toBeNull();
     expect((await chat.readSetup({ userId: 'bob' })).conversation).toBeNull();
+
+    // ann's own model is hers alone: the setup and the context read it, bob still has the default.
+    await opened.db.userState.update({ where: { userId: 'ann' }, data: { activeModel: { name: 'gpt-4o', provider: 'openai' } } });
+    expect((await chat.readSetup({ userId: 'ann' })).activeModel).toEqual({ name: 'gpt-4o', provider: 'openai' });
+    expect((await chat.readContext('ann', id)).activeModel).toEqual({ name: 'gpt-4o', provider: 'openai' });
+    expect((await chat.readSetup({ userId: 'bob' })).activeModel).toEqual({ name: 'qwen', provider: 'ollama' });
+    expect((await chat.readContext('bob', id)).activeModel).toEqual({ name: 'qwen', provider: 'ollama' });
   });
 
   it('answers null for a conversation deleted meanwhile, and keeps the list order Prisma reads', async () => {

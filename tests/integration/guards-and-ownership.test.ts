@@ -31,8 +31,10 @@ describe('guard declarations', () => {
     const socketOnly = new Set(['terminals.input']);
     // The OpenAI-compatible procedures are served at /v1 by their own bridge, in OpenAI's format.
     const openAIBridge = new Set(['openaiCompatible.chatCompletion', 'openaiCompatible.chatCompletionStream', 'openaiCompatible.models']);
+    // Prometheus text at GET /metrics, a path of its own outside /api (CONTRACT §5).
+    const ownPaths = new Set(['system.metrics']);
     for (const [path, procedure] of Object.entries(procedures)) {
-      if (procedure._def.type === 'subscription' || socketOnly.has(path) || openAIBridge.has(path)) {
+      if (procedure._def.type === 'subscription' || socketOnly.has(path) || openAIBridge.has(path) || ownPaths.has(path)) {
         expect(procedure._def.meta?.openapi, path).toBeUndefined();
       } else expect(procedure._def.meta?.openapi?.path, path).toMatch(/^\/api\//);
     }

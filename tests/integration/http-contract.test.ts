@@ -52,10 +52,10 @@ describeOnDatabases('HTTP contract', (kind) => {
     expect(error.message).toMatch(/JSON/);
   });
 
-  it('a non-empty body that is not JSON is a 400, as is a JSON body that is not an object', async () => {
+  it('a non-empty body that is not JSON is a 415 (CONTRACT §2, amended); a JSON body that is not an object is a 400', async () => {
     expectEnvelope(
       await svc.request('POST', '/api/conversation/save', { body: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
-      400,
+      415,
       'INVALID_REQUEST',
     );
     expectEnvelope(await svc.request('POST', '/api/conversation/save', { json: [1, 2] }), 400, 'INVALID_REQUEST');

@@ -67,6 +67,7 @@ describe('GET /metrics without authentication', () => {
       assistant_commands_total: 'counter',
       assistant_terminal_sessions_open: 'gauge',
       assistant_terminal_sessions_created_total: 'counter',
+      assistant_event_loop_lag_seconds: 'histogram',
     });
     expect(metrics.types.get('process_cpu_user_seconds_total')).toBe('counter');
     expect(metrics.types.get('nodejs_heap_size_used_bytes')).toBe('gauge');

@@ -3,7 +3,7 @@ import { startFakeAnthropic, startFakeOllama, startFakeOpenAI, type FakeOllama, 
 import { createTestDatabase, describeOnDatabases } from '../helpers/databases.js';
 import { expectEnvelope, startTestService, type TestService } from '../helpers/test-service.js';
 
-// Switching the shared active model: provider inference, ambiguity, the `<provider>/<name>` form,
+// Switching the caller's own active model (CONTRACT §12): provider inference, ambiguity, the `<provider>/<name>` form,
 // the audit trail, and persistence across a restart on the same database.
 
 const OPENAI_KEY = 'sk-switch-openai-0123456789';

@@ -366,11 +366,13 @@ describe('downloads and deletes', () => {
     expect(deletes).toEqual(['llama3.2:latest', 'phi3:mini', 'qwen2.5:0.5b']);
   });
 
-  it('model management needs its permissions: a User may list but not download, switch or delete', async () => {
+  it('model management needs its permissions: a User may list and switch their own, not download, change the default or delete', async () => {
     const user = callerFor(svc.service.deps, userWith('plain-user', ['User']));
     expect(await errorCodeOf(user.models.list({}))).toBeNull();
     expect(await errorCodeOf(user.models.download({ modelName: 'tinyllama' }))).toBe('FORBIDDEN');
-    expect(await errorCodeOf(user.models.switch({ modelName: 'tinyllama', provider: 'ollama' }))).toBe('FORBIDDEN');
+    // CONTRACT §12: the switch sets only the caller's own model, so chat:send and the provider's permission suffice.
+    expect(await errorCodeOf(user.models.switch({ modelName: 'tinyllama', provider: 'ollama' }))).toBeNull();
+    expect(await errorCodeOf(user.models.setDefault({ modelName: 'tinyllama', provider: 'ollama' }))).toBe('FORBIDDEN');
     expect(await errorCodeOf(user.models.delete({ name: 'llava:7b' }))).toBe('FORBIDDEN');
     const dev = callerFor(svc.service.deps, userWith('dev-user', ['Dev']));
     expect(await errorCodeOf(dev.models.delete({ name: 'never-installed' }))).toBe('NOT_FOUND');

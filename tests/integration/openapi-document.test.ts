@@ -48,6 +48,8 @@ const expectedOperations = [
   'POST /api/model/download',
   'POST /api/model/switch',
   'GET /api/model/current',
+  // CONTRACT §12: the service default model
+  'POST /api/model/default',
   'GET /api/openai/models',
   'GET /api/anthropic/models',
   'GET /api/ollama/models',

@@ -60,6 +60,25 @@ describeOnDatabases('the request log', (kind) => {
       expect(lines[0]?.requestId).toBe('status-check-1');
       for (const line of lines) expect(line.durationMs).toEqual(expect.any(Number));
       expect(service.lines.join('\n')).not.toContain('LOGCANARY');
+
+      // A client's own mistakes on /trpc (unknown id, bad input) are logged at info, without a stack
+      // (issue 20: every 4xx there was an error line with a stack).
+      const missing = await request(url, 'GET', `/trpc/conversations.get?input=${encodeURIComponent(JSON.stringify({ json: { id: '3f8a1c52-6a34-4e0f-9d7e-2c1b5a4f8e90' } }))}`);
+      expect(missing.status).toBe(404);
+      expect((await request(url, 'POST', '/trpc/conversations.rename', { json: { json: { id: 7 } } })).status).toBe(400);
+      const refusals = await waitFor(
+        () => {
+          const parsed = service.lines.map((line) => JSON.parse(line) as LogLine & { level?: number; err?: unknown }).filter((line) => line.msg === 'procedure refused');
+          return parsed.length >= 2 ? parsed : undefined;
+        },
+        5000,
+        'two refusal lines',
+      );
+      for (const line of refusals) {
+        expect(line.level).toBe(30);
+        expect(line.err).toBeUndefined();
+      }
+      expect(service.lines.filter((line) => line.includes('"level":50'))).toEqual([]);
     } finally {
       service.child.kill('SIGKILL');
       await service.exit;

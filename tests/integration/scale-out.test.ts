@@ -108,9 +108,9 @@ describe.runIf(redisAvailable && postgresAvailable && sandboxAvailable)('two ins
     const replay = await openSse(`${second.url}/api/streams/${streamId}`);
     const all = await replay.events();
     expect(all.map((event) => Number(event.id?.split(':')[1]))).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
-    // Asked for what follows its `done`, the other instance ends the reply at once, as the owner would.
+    // Asked for what follows its `done`, the other instance answers 204, as the owner would (CONTRACT §12).
     const beyond = await openSse(`${second.url}/api/streams/${streamId}?after=${all.length}`);
-    expect(beyond.status).toBe(200);
+    expect(beyond.status).toBe(204);
     expect(await beyond.events()).toEqual([]);
   });
 

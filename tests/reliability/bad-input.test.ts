@@ -25,7 +25,8 @@ const counts: Record<DatabaseKind, number> = {
 };
 
 const contractStatus: Record<string, number[]> = {
-  INVALID_REQUEST: [400, 413],
+  // 413 a body over the limit; 415 a body that is not JSON (CONTRACT §2, amended 2026-11-26).
+  INVALID_REQUEST: [400, 413, 415],
   WORKSPACE_ERROR: [400],
   UNAUTHORIZED: [401],
   FORBIDDEN: [403],
@@ -107,6 +108,10 @@ function problemsOf(fuzz: FuzzRequest, reply: Reply | { failure: string }): stri
   if (reply.contentType.startsWith('text/event-stream')) {
     problems.push(...streamProblems(reply.text, fuzz.method === 'GET'));
     return problems;
+  }
+  // CONTRACT §12: a stream read at or past its `done` is 204 with no body (an EventSource stops).
+  if (reply.status === 204 && fuzz.method === 'GET' && /^\/api\/streams\/[^/?]+(\?|$)/.test(fuzz.path)) {
+    return reply.text === '' ? problems : [...problems, 'a 204 with a body'];
   }
   let body: any;
   try {

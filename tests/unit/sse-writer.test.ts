@@ -18,6 +18,7 @@ function endlessStream(): FollowableStream & { abortedBy: () => boolean } {
     ownerId: 'local',
     provider: 'ollama',
     abortedBy: () => aborted,
+    doneSeq: () => Promise.resolve(null),
     async *follow() {
       // Not used by the writer.
     },

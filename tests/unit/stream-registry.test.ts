@@ -97,3 +97,37 @@ it("counts a tool's arguments and result at their size, so large ones use up the
   expect(() => registry.require('ann', jobs[1]?.id ?? '')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
   expect(registry.require('ann', jobs[2]?.id ?? '')).toBe(jobs[2]);
 });
+
+it('keeps a handed-over stream for its transport’s first read, however short the retention (CONTRACT §12: a stream after a 2xx)', () => {
+  vi.useFakeTimers();
+  // Retention 0 and no memory budget: a finished stream is gone at once, unless it was handed over.
+  const registry = new StreamRegistry({ maxPerUser: 10, retentionMs: 0, maxRetainedBytes: 0 });
+  const plain = registry.open('ann', 'openai');
+  finish(plain);
+  expect(() => registry.require('ann', plain.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+
+  // The provider failed right after its 2xx: the job finished before the reply looked it up.
+  const handed = registry.open('ann', 'openai');
+  registry.handOver(handed);
+  finish(handed);
+  expect(() => registry.require('bob', handed.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+  expect(registry.require('ann', handed.id)).toBe(handed);
+  // Only that first read: afterwards the retention applies as to every stream.
+  expect(() => registry.require('ann', handed.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+
+  // A stream nobody comes to read is kept for a while, then retained (and here forgotten) as usual.
+  const unread = registry.open('ann', 'openai');
+  registry.handOver(unread);
+  finish(unread);
+  vi.advanceTimersByTime(29_000);
+  expect(registry.has(unread.id)).toBe(true);
+  vi.advanceTimersByTime(2_000);
+  expect(registry.has(unread.id)).toBe(false);
+
+  // Read while it still runs: it is then an ordinary stream when it finishes.
+  const live = registry.open('ann', 'openai');
+  registry.handOver(live);
+  expect(registry.require('ann', live.id)).toBe(live);
+  finish(live);
+  expect(() => registry.require('ann', live.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+});

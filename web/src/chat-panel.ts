@@ -14,7 +14,14 @@ addEventListener('pagehide', () => {
 addEventListener('pageshow', () => {
   unloading = false;
 });
-type StoredMessage = { role: string; content: string; toolCalls?: unknown[] | undefined };
+type StoredMessage = { role: string; content: string; toolCalls?: unknown[] | undefined; provider?: string | undefined; model?: string | undefined };
+
+/** The model picker as the panel sees it: what to send with a message, told which conversation is shown. */
+export interface ConversationModel {
+  /** `<provider>/<name>` for the conversation on screen, or undefined for the caller's active model. */
+  chosen(): string | undefined;
+  conversationShown(messages: readonly StoredMessage[]): void;
+}
 
 const endNotes: Record<string, string> = {
   aborted: 'Stopped.',
@@ -76,6 +83,7 @@ export class ChatPanel {
     root: HTMLElement,
     private readonly client: ApiClient,
     private readonly onConversationChanged: () => void,
+    private readonly model?: ConversationModel,
   ) {
     const form = el(
       'form',
@@ -173,7 +181,9 @@ export class ChatPanel {
       this.#messages.querySelector('.empty-hint')?.remove();
       this.#messages.append(sent);
       this.#input.value = '';
-      const { streamId } = await this.client.chat.stream.mutate({ message, mode, conversation_id: conversationId });
+      // The model goes with the message (CONTRACT §12): choosing one here changes nobody's active model.
+      const model = this.model?.chosen();
+      const { streamId } = await this.client.chat.stream.mutate({ message, mode, conversation_id: conversationId, ...(model ? { model } : {}) });
       const stream: RunningStream = { streamId, conversationId, lastSeq: 0, parts: [] };
       const view = this.#answerView(stream);
       this.#follow(stream, view);
@@ -325,6 +335,7 @@ export class ChatPanel {
   #show(conversationId: string, title: string, messages: StoredMessage[]): void {
     this.conversationId = conversationId;
     this.#title.textContent = title || 'New conversation';
+    this.model?.conversationShown(messages);
     this.#status.textContent = '';
     const running = this.#running.get(conversationId);
     const shown = messages.filter((message) => message.role === 'user' || message.role === 'assistant');

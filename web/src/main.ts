@@ -30,9 +30,10 @@ async function start(): Promise<void> {
 
   const confirmations = new ConfirmationDialog(client);
   // The callback runs only after an answer ends, long after `conversations` below exists.
-  const chat = new ChatPanel(byId('chat'), client, () => void conversations.refresh());
-  const conversations = new ConversationList(byId('sidebar'), client, chat);
+  // The picker is made first: the panel asks it which model each message goes to.
   const models = new ModelPicker(byId('pickers'), client, feed);
+  const chat = new ChatPanel(byId('chat'), client, () => void conversations.refresh(), models);
+  const conversations = new ConversationList(byId('sidebar'), client, chat);
   const workspaces = new WorkspacePicker(byId('pickers'), client, () => void conversations.refresh());
   const terminal = new TerminalPanel(byId('terminal-panel'), client, tokens, confirmations);
 

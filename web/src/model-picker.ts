@@ -1,4 +1,5 @@
 import type { ApiClient } from './api-client.js';
+import type { ConversationModel } from './chat-panel.js';
 import { announce, el, errorText } from './dom.js';
 import type { EventFeed, FeedEvent } from './event-feed.js';
 
@@ -7,22 +8,37 @@ interface Progress {
   total: number;
 }
 
+/**
+ * `<provider>/<name>` as the list shows it: a bare Ollama name means its `latest` tag, so the
+ * active model `ollama/llama3.2` is the listed `ollama/llama3.2:latest`.
+ */
+function listedForm(value: string): string {
+  if (!value.startsWith('ollama/')) return value;
+  const name = value.slice('ollama/'.length);
+  return name.includes(':', name.lastIndexOf('/') + 1) ? value : `${value}:latest`;
+}
+
 const percent = (progress: Progress | undefined) => (progress && progress.total > 0 ? Math.floor((progress.completed / progress.total) * 100) : 0);
 
 /**
- * The active model (shared by every user) and Ollama downloads. Progress arrives on the event
- * feed; while a download runs the list is also polled, so a feed that dropped cannot leave the
- * bar frozen.
+ * The model of the conversation on screen, and Ollama downloads (CONTRACT §12). The choice is sent
+ * with each message (the chat body's `model`), so it changes no one's active model: a conversation
+ * opens with the model of its last answer, a new one with the user's own active model, which
+ * *Make default* sets (for this user only). Download progress arrives on the event feed; while a
+ * download runs the list is also polled, so a feed that dropped cannot leave the bar frozen.
  */
-export class ModelPicker {
+export class ModelPicker implements ConversationModel {
   readonly #select = el('select', { id: 'model-select', name: 'model' });
   readonly #downloadName = el('input', { type: 'text', id: 'download-name', name: 'modelName', placeholder: 'e.g. qwen3:8b', required: true });
   readonly #progress = el('progress', { id: 'download-progress', max: '100', value: '0', hidden: true, 'aria-label': 'Download progress' });
   readonly #status = el('span', { class: 'picker-status', id: 'model-status', role: 'status' });
-  // Switching is a button, not the select's change: arrow keys on a closed select change it too,
-  // and each step would switch the model every user shares.
-  readonly #apply = el('button', { type: 'button', id: 'model-switch', disabled: true }, 'Switch');
+  // Making it the default is a button, not the select's change: arrow keys on a closed select
+  // change it too, and choosing for one conversation must not change the next ones.
+  readonly #apply = el('button', { type: 'button', id: 'model-switch', disabled: true, title: 'Use this model for new conversations (yours only)' }, 'Make default');
+  /** The user's own active model, `<provider>/<name>`. */
   #active = '';
+  /** The model of the conversation on screen, once it has answers; else the active model applies. */
+  #conversationModel: string | undefined;
   #poll: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -51,6 +67,7 @@ export class ModelPicker {
     );
     this.#select.addEventListener('change', () => {
       this.#apply.disabled = this.#select.value === this.#active;
+      announce(`Messages in this conversation go to ${this.#select.value}`);
     });
     this.#apply.addEventListener('click', () => void this.#switch());
     downloadForm.addEventListener('submit', (event) => {
@@ -65,18 +82,18 @@ export class ModelPicker {
   async refresh(): Promise<void> {
     try {
       const [{ models }, current] = await Promise.all([this.client.models.list.query({}), this.client.models.current.query({})]);
-      const active = `${current.provider}/${current.model}`;
-      // A choice not yet applied survives the redraw (the download poll redraws every 2 s).
-      const chosen = this.#select.value !== this.#active ? this.#select.value : null;
+      const active = listedForm(`${current.provider}/${current.model}`);
+      // The choice on screen survives the redraw (the download poll redraws every 2 s).
+      const chosen = this.#select.value || this.#conversationModel || active;
       this.#select.replaceChildren(
         ...models.map((model) => {
           const value = `${model.provider}/${model.name}`;
           const note = model.status === 'available' ? '' : model.status === 'downloading' ? ` (downloading ${percent(model.progress)}%)` : ` (${model.status.replace('_', ' ')})`;
-          return el('option', { value, selected: value === active || model.name === current.model }, `${value}${note}`);
+          return el('option', { value, selected: value === active }, `${value}${note}`);
         }),
       );
-      this.#active = this.#select.value;
-      if (chosen !== null && models.some((model) => `${model.provider}/${model.name}` === chosen)) this.#select.value = chosen;
+      this.#active = active;
+      this.#selectIfListed(chosen);
       this.#apply.disabled = this.#select.value === this.#active;
       const downloading = models.find((model) => model.status === 'downloading');
       if (downloading) this.#setProgress(downloading.name, downloading.progress);
@@ -86,13 +103,32 @@ export class ModelPicker {
     }
   }
 
+  /** What the next message goes to: the choice on screen (undefined before the list loaded: the active model). */
+  chosen(): string | undefined {
+    return this.#select.value || undefined;
+  }
+
+  /** A conversation was opened: its last answer's model, else (a new one) the user's active model. */
+  conversationShown(messages: readonly { role: string; provider?: string | undefined; model?: string | undefined }[]): void {
+    const answered = messages.findLast((message) => message.role === 'assistant' && message.provider && message.model);
+    this.#conversationModel = answered ? listedForm(`${answered.provider}/${answered.model}`) : undefined;
+    this.#selectIfListed(this.#conversationModel ?? this.#active);
+    this.#apply.disabled = this.#select.value === this.#active;
+  }
+
+  #selectIfListed(value: string): void {
+    const wanted = listedForm(value);
+    if ([...this.#select.options].some((option) => option.value === wanted)) this.#select.value = wanted;
+  }
+
   async #switch(): Promise<void> {
     try {
       this.#apply.disabled = true;
+      // The caller's own active model (CONTRACT §12): new conversations start with it; nobody else's changes.
       const { activeModel, provider } = await this.client.models.switch.mutate({ modelName: this.#select.value });
-      this.#active = this.#select.value;
+      this.#active = listedForm(`${provider}/${activeModel}`);
       this.#status.textContent = '';
-      announce(`Model switched to ${provider}/${activeModel}`);
+      announce(`New conversations will use ${provider}/${activeModel}`);
     } catch (error) {
       this.#status.textContent = `Could not switch: ${errorText(error)}`;
       await this.refresh();

@@ -25,6 +25,13 @@ export interface TokenRules {
   roleClaimPaths: readonly string[][];
 }
 
+/** Control characters, and surrogates not in a pair. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const unfitSubject = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** User ids the service gives its own built-in users; never accepted as a token's `sub`. */
+export const reservedSubjects: ReadonlySet<string> = new Set(['local', 'anonymous']);
+
 /** Why a token was refused, as the audit log records it and the 401's details say. */
 export type RejectionReason =
   | 'missing'
@@ -38,6 +45,7 @@ export type RejectionReason =
   | 'wrong_issuer'
   | 'wrong_audience'
   | 'no_subject'
+  | 'reserved_subject'
   | 'not_an_access_token'
   | 'invalid_claims';
 
@@ -53,6 +61,7 @@ const explanations: Record<RejectionReason, string> = {
   wrong_issuer: 'The access token was issued by another issuer',
   wrong_audience: 'The access token is not meant for this service (aud/azp)',
   no_subject: 'The access token names no subject (sub)',
+  reserved_subject: 'The access token names a subject this service reserves for its own users (local, anonymous)',
   not_an_access_token: 'The token is not an access token (an ID or refresh token was sent)',
   invalid_claims: 'The access token claims are invalid',
 };
@@ -95,6 +104,13 @@ export async function verifyAccessToken(token: string, keys: IssuerKeys, rules: 
   const audiences = typeof claims.aud === 'string' ? [claims.aud] : (claims.aud ?? []);
   if (!audiences.includes(rules.audience) && claims.azp !== rules.clientId) throw tokenRejected('wrong_audience');
   if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 255) throw tokenRejected('no_subject');
+  // `local` owns everything made while AUTH_ENABLED=false and `anonymous` is who refused tokens
+  // are audited as: an identity provider that lets a user pick such a name must not hand over
+  // their data (issue 20).
+  if (reservedSubjects.has(claims.sub)) throw tokenRejected('reserved_subject');
+  // A user id is stored and logged: control characters (PostgreSQL's text cannot hold NUL) and
+  // unpaired surrogates are no one's name.
+  if (unfitSubject.test(claims.sub)) throw tokenRejected('invalid_claims');
   return { claims, subject: claims.sub, roles: rolesFromClaims(claims, rules.roleClaimPaths) };
 }
 

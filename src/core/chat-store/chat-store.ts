@@ -31,7 +31,7 @@ export interface ChatSetup {
    * may belong to another user: the caller decides (404 for a named one, a new current one else).
    */
   conversation: ConversationHead | null;
-  /** The stored shared active model, or null before it was ever stored. */
+  /** The caller's own active model, else the stored service default; null before either was stored. */
   activeModel: ActiveModel | null;
   /** The sections of the prompt order named by id, else of the stored default; null when there is none. */
   promptSections: PromptSection[] | null;
@@ -92,8 +92,39 @@ export interface StoredAnswer {
   context: ContextParts;
 }
 
+/** One message of a conversation stored whole (an import, a stateless API request). */
+export interface WholeMessage {
+  role: string;
+  content: string;
+  /** The `toolCalls` column as JSON text, or null. */
+  toolCalls: string | null;
+}
+
+/** A conversation that arrives with all its messages; it becomes visible only once all are stored. */
+export interface WholeConversation {
+  id: string;
+  ownerId: string;
+  title: string;
+  /** The `metadata` column as JSON text. */
+  metadata: string;
+  messageCount: number;
+  messages: readonly WholeMessage[];
+}
+
 export interface ChatStore {
   readSetup(query: SetupQuery): Promise<ChatSetup>;
+  /**
+   * Stores a new conversation with all its messages, written in steps that each leave the event
+   * loop free between them; no reader sees it until every message is stored, and a failure (or a
+   * crash) part way leaves nothing visible. It does not become anyone's current conversation.
+   */
+  insertConversation(conversation: WholeConversation): Promise<void>;
+  /**
+   * Deletes a conversation of `ownerId` and its messages, and clears it as anyone's current one:
+   * readers see it whole or gone, and a long one does not hold the event loop. False when no such
+   * conversation of that owner exists.
+   */
+  deleteConversation(ownerId: string, id: string): Promise<boolean>;
   /**
    * Stores the user's message (before the model is called, CONTRACT §7) in one transaction: the
    * conversation (made when `conversationId` is null) counts it and takes the default title if it
@@ -124,5 +155,8 @@ export interface ChatStore {
   close(): Promise<void>;
 }
 
-/** The setting row that holds the shared active model (see models/active-model.ts). */
-export const ACTIVE_MODEL_KEY = 'activeModel';
+/**
+ * The setting row that holds the service default model (see models/active-model.ts); a user's own
+ * active model is UserState.activeModel (CONTRACT §12).
+ */
+export const DEFAULT_MODEL_KEY = 'defaultModel';

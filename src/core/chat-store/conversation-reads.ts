@@ -1,4 +1,5 @@
 import type { Prisma } from '../../generated/sqlite/client.js';
+import type { ListPosition } from '../conversations/conversation-list-cursor.js';
 import type { ConversationSummaryRow, MessageViewRow } from '../conversations/conversation-views.js';
 
 // The conversation list and a conversation's messages, the REST API's busiest reads, as prepared
@@ -9,14 +10,23 @@ import type { ConversationSummaryRow, MessageViewRow } from '../conversations/co
 export interface ListQuery {
   ownerId: string;
   limit: number;
+  /** Rows skipped after `before` (or from the start). */
   offset: number;
-  /** A case-insensitive substring of the title or of any message; absent or blank lists all. */
+  /** Only conversations after this place in the list's order (keyset paging). */
+  before?: ListPosition | undefined;
+  /**
+   * A substring of the title or of any message, ignoring case as FTS5 folds it
+   * (conversation-search-folding.ts); absent or blank lists all.
+   */
   text?: string | undefined;
 }
 
 export interface ListedPage {
   rows: ConversationSummaryRow[];
+  /** All the listed (or matching) conversations, wherever the page is. */
   total: number;
+  /** Whether conversations follow the page's last one. */
+  more: boolean;
 }
 
 export interface StoredConversation extends ConversationSummaryRow {
@@ -36,10 +46,13 @@ export interface ConversationReads {
   close(): Promise<void>;
 }
 
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /**
- * A LIKE pattern matching `text` anywhere, with LIKE's own wildcards (`%`, `_`) and the escape
- * character taken literally, as Prisma's `contains` does. Use with `ESCAPE '\\'`.
+ * The search text as every path takes it: trimmed, and lone surrogates as U+FFFD, which is what
+ * either driver would send for them in UTF-8 (so both databases search for the same text).
  */
-export function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+export function searchText(text: string | undefined): string | null {
+  const trimmed = text?.trim().replace(loneSurrogate, '\uFFFD') ?? '';
+  return trimmed === '' ? null : trimmed;
 }

@@ -4,7 +4,7 @@ import { AppError } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { WorkspaceRef } from '../workspaces/active-workspace.js';
 import {
-  ACTIVE_MODEL_KEY,
+  DEFAULT_MODEL_KEY,
   type AnswerSnapshot,
   type AnswerTarget,
   type ChatSetup,
@@ -16,7 +16,9 @@ import {
   type RecordedQuestion,
   type SetupQuery,
   type StoredAnswer,
+  type WholeConversation,
 } from './chat-store.js';
+import { PostgresWholeConversation } from './postgres-whole-conversation.js';
 import {
   activeModelOf,
   answerMetadata,
@@ -41,10 +43,11 @@ const workspaceJson = `json_build_object('id', w.id, 'name', w.name, 'path', w.p
 const activeWorkspace = `COALESCE(
     (SELECT ${workspaceJson} FROM "Workspace" w WHERE w.id = (SELECT "activeWorkspaceId" FROM state)),
     (SELECT ${workspaceJson} FROM "Workspace" w ORDER BY w."createdAt", w.id LIMIT 1))`;
-const activeModel = `(SELECT value FROM "Setting" WHERE key = '${ACTIVE_MODEL_KEY}')`;
+/** The user's own active model (in `state`), else the service default (CONTRACT §12). */
+const activeModel = `COALESCE((SELECT "activeModel" FROM state), (SELECT value FROM "Setting" WHERE key = '${DEFAULT_MODEL_KEY}'))`;
 
 const readSetupSql = `
-WITH state AS (SELECT "currentConversationId", "activeWorkspaceId" FROM "UserState" WHERE "userId" = $1::text)
+WITH state AS (SELECT "currentConversationId", "activeWorkspaceId", "activeModel" FROM "UserState" WHERE "userId" = $1::text)
 SELECT
   (SELECT ${conversationJson('c')} FROM "Conversation" c
     WHERE c.id = COALESCE($2::text, (SELECT "currentConversationId" FROM state))) AS conversation,
@@ -116,7 +119,7 @@ WITH closed AS (
   SET metadata = CASE WHEN jsonb_typeof(metadata) = 'object' THEN metadata ELSE '{}'::jsonb END || $6::jsonb,
       "lastModified" = $7::timestamp(3)
   WHERE id = $8::text RETURNING id, "ownerId", title, "messageCount"
-), state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $9::text)
+), state AS (SELECT "activeWorkspaceId", "activeModel" FROM "UserState" WHERE "userId" = $9::text)
 ${contextColumns(`(SELECT ${conversationJson('noted')} FROM noted)`)}`;
 
 // An answer that finished before it needed a row of its own (see AnswerWriter) is stored whole
@@ -132,11 +135,11 @@ WITH noted AS (
   INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, "finishReason", usage, streaming, "createdAt")
   SELECT $1::text, id, seq, 'assistant', $2::text, $3::jsonb, $10::text, $11::text, $4::text, $5::jsonb, false, $7::timestamp(3) FROM noted
   RETURNING id
-), state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $9::text)
+), state AS (SELECT "activeWorkspaceId", "activeModel" FROM "UserState" WHERE "userId" = $9::text)
 ${contextColumns(`(SELECT ${conversationJson('noted')} FROM noted)`)}, (SELECT id FROM stored) AS "messageId"`;
 
 const readContextSql = `
-WITH state AS (SELECT "activeWorkspaceId" FROM "UserState" WHERE "userId" = $1::text)
+WITH state AS (SELECT "activeWorkspaceId", "activeModel" FROM "UserState" WHERE "userId" = $1::text)
 ${contextColumns(`(SELECT ${conversationJson('c')} FROM "Conversation" c WHERE c.id = $2::text)`)}`;
 
 interface ContextRow {
@@ -153,12 +156,31 @@ function contextPartsOf(row: ContextRow | undefined): ContextParts {
   };
 }
 
+const deleteConversationSql = `
+WITH gone AS (DELETE FROM "Conversation" WHERE id = $1::text AND "ownerId" = $2::text RETURNING id),
+     cleared AS (UPDATE "UserState" SET "currentConversationId" = NULL WHERE "currentConversationId" IN (SELECT id FROM gone) RETURNING 1)
+SELECT count(*)::int AS deleted FROM gone`;
+
 export class PostgresChatStore implements ChatStore {
+  private readonly wholeConversations: PostgresWholeConversation;
+
   /** `writer`: this instance, recorded on the answers it generates (see closeInterruptedAnswers). */
   constructor(
     private readonly pool: pg.Pool,
     private readonly writer: string,
-  ) {}
+  ) {
+    this.wholeConversations = new PostgresWholeConversation(pool);
+  }
+
+  insertConversation(conversation: WholeConversation): Promise<void> {
+    return this.wholeConversations.insert(conversation);
+  }
+
+  /** One statement: the server does the work (messages by cascade) while the event loop serves others. */
+  async deleteConversation(ownerId: string, id: string): Promise<boolean> {
+    const row = await this.one<{ deleted: number }>('chat.deleteConversation', deleteConversationSql, [id, ownerId]);
+    return (row?.deleted ?? 0) > 0;
+  }
 
   async readSetup(query: SetupQuery): Promise<ChatSetup> {
     const row = await this.one<ContextRow & { sections: unknown }>('chat.readSetup', readSetupSql, [

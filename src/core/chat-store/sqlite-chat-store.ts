@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { newId } from '../ids.js';
+import type { ActiveModel } from '../models/active-model.js';
 import type { WorkspaceRef } from '../workspaces/active-workspace.js';
 import {
-  ACTIVE_MODEL_KEY,
+  DEFAULT_MODEL_KEY,
   type AnswerSnapshot,
   type AnswerTarget,
   type ChatSetup,
@@ -15,8 +16,11 @@ import {
   type RecordedQuestion,
   type SetupQuery,
   type StoredAnswer,
+  type WholeConversation,
 } from './chat-store.js';
 import { retryWhileBusy } from './sqlite-busy.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { SqliteWholeConversation } from './sqlite-whole-conversation.js';
 import { SqliteWriteBatch } from './sqlite-write-batch.js';
 import {
   activeModelOf,
@@ -67,11 +71,12 @@ interface MessageRow {
 interface StateRow {
   currentConversationId: string | null;
   activeWorkspaceId: string | null;
+  activeModel: string | null;
 }
 
 function prepareStatements(db: Database.Database) {
   return {
-    userState: db.prepare<[string], StateRow>(`SELECT "currentConversationId", "activeWorkspaceId" FROM "UserState" WHERE "userId" = ?`),
+    userState: db.prepare<[string], StateRow>(`SELECT "currentConversationId", "activeWorkspaceId", "activeModel" FROM "UserState" WHERE "userId" = ?`),
     conversation: db.prepare<[string], ConversationRow>(`SELECT ${conversationColumns} FROM "Conversation" WHERE id = ?`),
     setting: db.prepare<[string], { value: string }>(`SELECT value FROM "Setting" WHERE key = ?`),
     promptOrder: db.prepare<[string], { sections: string }>(`SELECT sections FROM "PromptOrder" WHERE id = ?`),
@@ -124,6 +129,8 @@ export class SqliteChatStore implements ChatStore {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly writes: SqliteWriteBatch;
+  private readonly wholeConversations: SqliteWholeConversation;
+  private readonly checkpointer: SqliteCheckpointer;
 
   /** `path` is the SQLite file Prisma uses; the schema must be migrated already. */
   /** `writer`: this instance, recorded on the answers it generates (see closeInterruptedAnswers). */
@@ -137,6 +144,8 @@ export class SqliteChatStore implements ChatStore {
     this.db.pragma('foreign_keys = ON');
     this.statements = prepareStatements(this.db);
     this.writes = new SqliteWriteBatch(this.db);
+    this.wholeConversations = new SqliteWholeConversation(this.db, this.writes);
+    this.checkpointer = new SqliteCheckpointer(path, this.db);
   }
 
   readSetup(query: SetupQuery): Promise<ChatSetup> {
@@ -147,11 +156,19 @@ export class SqliteChatStore implements ChatStore {
       const order = query.promptOrderId === undefined ? s.defaultPromptOrder.get() : s.promptOrder.get(query.promptOrderId);
       return {
         conversation: conversationId === null ? null : conversationHeadOf(s.conversation.get(conversationId)),
-        activeModel: activeModelOf(s.setting.get(ACTIVE_MODEL_KEY)?.value),
+        activeModel: this.activeModel(state),
         promptSections: promptSectionsOf(order?.sections),
         workspace: this.activeWorkspace(state),
       };
     });
+  }
+
+  insertConversation(conversation: WholeConversation): Promise<void> {
+    return this.wholeConversations.insert(conversation);
+  }
+
+  deleteConversation(ownerId: string, id: string): Promise<boolean> {
+    return this.wholeConversations.delete(ownerId, id);
   }
 
   recordQuestion(question: NewQuestion): Promise<RecordedQuestion | null> {
@@ -188,9 +205,9 @@ export class SqliteChatStore implements ChatStore {
     return retryWhileBusy(() => this.contextParts(userId, conversationHeadOf(this.statements.conversation.get(conversationId))));
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.checkpointer.stop();
     this.db.close();
-    return Promise.resolve();
   }
 
   private storeQuestion(question: NewQuestion): RecordedQuestion | null {
@@ -252,11 +269,13 @@ export class SqliteChatStore implements ChatStore {
   }
 
   private contextParts(userId: string, conversation: ConversationHead | null): ContextParts {
-    return {
-      conversation,
-      workspace: this.activeWorkspace(this.statements.userState.get(userId)),
-      activeModel: activeModelOf(this.statements.setting.get(ACTIVE_MODEL_KEY)?.value),
-    };
+    const state = this.statements.userState.get(userId);
+    return { conversation, workspace: this.activeWorkspace(state), activeModel: this.activeModel(state) };
+  }
+
+  /** The user's own active model, else the service default (CONTRACT §12). */
+  private activeModel(state: StateRow | undefined): ActiveModel | null {
+    return activeModelOf(state?.activeModel) ?? activeModelOf(this.statements.setting.get(DEFAULT_MODEL_KEY)?.value);
   }
 
   private activeWorkspace(state: StateRow | undefined): WorkspaceRef | null {

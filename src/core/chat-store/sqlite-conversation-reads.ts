@@ -1,17 +1,29 @@
 import Database from 'better-sqlite3';
 import type { Prisma } from '../../generated/sqlite/client.js';
+import type { ListPosition } from '../conversations/conversation-list-cursor.js';
 import type { ConversationSummaryRow, MessageViewRow } from '../conversations/conversation-views.js';
-import { containsPattern, type ConversationReads, type ListedPage, type ListQuery, type StoredConversation } from './conversation-reads.js';
+import { searchText, type ConversationReads, type ListedPage, type ListQuery, type StoredConversation } from './conversation-reads.js';
+import { characters, fts5Phrase, TRIGRAM_LENGTH } from './conversation-search-patterns.js';
 import { retryWhileBusy } from './sqlite-busy.js';
+import { lookUpConversations, prepareLookUp, type LookUpStatements } from './sqlite-conversation-reads-lookup.js';
+import { prepareScan, scanConversations } from './sqlite-conversation-reads-scan.js';
 
 // The conversation reads on SQLite, on a connection of their own (WAL lets it read beside the
 // writers). Values come back as Prisma stores them: DateTime as ISO text, JSON as text.
+//
+// The list walks the partial index "Conversation_listed_idx" (prisma/sqlite/migrations/
+// *_conversation_search): `listed` below repeats its WHERE clause word for word, which SQLite
+// needs to use it. A search of three characters or more looks its text up in the FTS5 trigram
+// index "ConversationSearch" in short steps (sqlite-conversation-reads-lookup.ts): the matching
+// conversations are gathered, counted, and the page taken from them. Shorter texts, which
+// trigrams cannot look up, are scanned over the caller's own conversations in short steps
+// (sqlite-conversation-reads-scan.ts).
 
-const summaryColumns = `id, title, "createdAt", "lastModified", "messageCount"`;
-const listed = `"ownerId" = @ownerId AND ("messageCount" > 0 OR title <> '')`;
-const matching = `(title LIKE @pattern ESCAPE '\\'
-  OR EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m.content LIKE @pattern ESCAPE '\\'))`;
-const newestFirst = `ORDER BY "lastModified" DESC, id ASC LIMIT @limit OFFSET @offset`;
+const summaryColumns = `c.id, c.title, c."createdAt", c."lastModified", c."messageCount"`;
+const listed = `c."ownerId" = @ownerId AND ("messageCount" > 0 OR "title" <> '')`;
+/** After the cursor in the list's order (lastModified newest first, then id). */
+const afterCursor = `c."lastModified" <= @at AND (c."lastModified" < @at OR c.id > @id)`;
+const newestFirst = `ORDER BY c."lastModified" DESC, c.id ASC LIMIT @limit OFFSET @offset`;
 
 interface SummaryRow {
   id: string;
@@ -38,31 +50,33 @@ interface MessageRow {
   usage: string | null;
 }
 
-interface ListParameters {
+interface PageParameters {
   ownerId: string;
   limit: number;
   offset: number;
 }
 
-type SearchParameters = ListParameters & { pattern: string };
+type CursorParameters = PageParameters & { at: string; id: string };
 
 function prepareStatements(db: Database.Database) {
   return {
-    page: db.prepare<[ListParameters], SummaryRow>(`SELECT ${summaryColumns} FROM "Conversation" c WHERE ${listed} ${newestFirst}`),
-    count: db.prepare<[Pick<ListParameters, 'ownerId'>], { total: number }>(`SELECT COUNT(*) AS total FROM "Conversation" c WHERE ${listed}`),
-    searchPage: db.prepare<[SearchParameters], SummaryRow>(
-      `SELECT ${summaryColumns} FROM "Conversation" c WHERE ${listed} AND ${matching} ${newestFirst}`,
+    page: db.prepare<[PageParameters], SummaryRow>(`SELECT ${summaryColumns} FROM "Conversation" c WHERE ${listed} ${newestFirst}`),
+    pageAfter: db.prepare<[CursorParameters], SummaryRow>(
+      `SELECT ${summaryColumns} FROM "Conversation" c WHERE ${listed} AND ${afterCursor} ${newestFirst}`,
     ),
-    searchCount: db.prepare<[Omit<SearchParameters, 'limit' | 'offset'>], { total: number }>(
-      `SELECT COUNT(*) AS total FROM "Conversation" c WHERE ${listed} AND ${matching}`,
-    ),
-    find: db.prepare<[string], ConversationRow>(`SELECT ${summaryColumns}, "ownerId", metadata FROM "Conversation" WHERE id = ?`),
+    count: db.prepare<[Pick<PageParameters, 'ownerId'>], { total: number }>(`SELECT COUNT(*) AS total FROM "Conversation" c WHERE ${listed}`),
+    find: db.prepare<[string], ConversationRow>(`SELECT id, title, "createdAt", "lastModified", "messageCount", "ownerId", metadata FROM "Conversation" WHERE id = ?`),
     ping: db.prepare<[], { one: number }>('SELECT 1 AS one'),
     messages: db.prepare<[string], MessageRow>(
       `SELECT id, role, content, "createdAt", "toolCalls", model, provider, "finishReason", usage
        FROM "Message" WHERE "conversationId" = ? ORDER BY seq`,
     ),
   };
+}
+
+/** As Prisma's better-sqlite3 adapter writes DateTime, so that stored values compare as text. */
+function storedTimestamp(date: Date): string {
+  return date.toISOString().replace('Z', '+00:00');
 }
 
 /** Prisma's better-sqlite3 adapter writes ISO text; an integer would be Unix milliseconds. */
@@ -79,6 +93,14 @@ function jsonOf(text: string | null): Prisma.JsonValue | null {
   }
 }
 
+function cursorOf(position: ListPosition): { at: string; id: string } {
+  return { at: storedTimestamp(position.lastModified), id: position.id };
+}
+
+function pageOf(rows: SummaryRow[], total: number, limit: number): ListedPage {
+  return { rows: rows.slice(0, limit).map(summaryOf), total, more: rows.length > limit };
+}
+
 function summaryOf(row: SummaryRow): ConversationSummaryRow {
   return { id: row.id, title: row.title, createdAt: dateOf(row.createdAt), lastModified: dateOf(row.lastModified), messageCount: row.messageCount };
 }
@@ -86,27 +108,37 @@ function summaryOf(row: SummaryRow): ConversationSummaryRow {
 export class SqliteConversationReads implements ConversationReads {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<typeof prepareStatements>;
+  private readonly scanStatements: ReturnType<typeof prepareScan>;
+  private readonly lookUpStatements: LookUpStatements;
 
   /** `path` is the SQLite file Prisma uses; the schema must be migrated already. */
   constructor(path: string) {
     // No busy timeout, which would wait inside this thread: retryWhileBusy waits between turns.
     this.db = new Database(path, { timeout: 0 });
     this.statements = prepareStatements(this.db);
+    this.scanStatements = prepareScan(this.db);
+    this.lookUpStatements = prepareLookUp(this.db);
   }
 
   list(query: ListQuery): Promise<ListedPage> {
-    const text = query.text?.trim();
-    const base = { ownerId: query.ownerId, limit: query.limit, offset: query.offset };
-    // Both statements run in one synchronous call: no write of this process can come between them.
+    const text = searchText(query.text);
+    if (text !== null) return this.search(query, text);
+    // One row more than the page tells whether another page follows.
+    const page = { ownerId: query.ownerId, limit: query.limit + 1, offset: query.offset };
+    // The page and its total are read in one synchronous call: no write of this process can come between them.
     return retryWhileBusy(() => {
-      if (!text) {
-        const rows = this.statements.page.all(base);
-        return { rows: rows.map(summaryOf), total: this.statements.count.get({ ownerId: query.ownerId })?.total ?? 0 };
-      }
-      const pattern = containsPattern(text);
-      const rows = this.statements.searchPage.all({ ...base, pattern });
-      return { rows: rows.map(summaryOf), total: this.statements.searchCount.get({ ownerId: query.ownerId, pattern })?.total ?? 0 };
+      const rows = query.before ? this.statements.pageAfter.all({ ...page, ...cursorOf(query.before) }) : this.statements.page.all(page);
+      return pageOf(rows, this.statements.count.get({ ownerId: query.ownerId })?.total ?? 0, query.limit);
     });
+  }
+
+  private async search(query: ListQuery, text: string): Promise<ListedPage> {
+    const request = { ownerId: query.ownerId, after: query.before ? cursorOf(query.before) : null, offset: query.offset, take: query.limit + 1 };
+    const { rows, total } =
+      characters(text).length < TRIGRAM_LENGTH
+        ? await scanConversations(this.scanStatements, { ...request, text })
+        : await lookUpConversations(this.lookUpStatements, { ...request, phrase: fts5Phrase(text) });
+    return pageOf(rows, total, query.limit);
   }
 
   find(id: string): Promise<StoredConversation | null> {

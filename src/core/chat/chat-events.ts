@@ -1,5 +1,6 @@
 import type { ConversationContext } from '../context/conversation-context.js';
 import type { ErrorCode } from '../errors/app-error.js';
+import type { TokenLogprob } from '../providers/call-options.js';
 
 // The events of CONTRACT §6. The engine yields them; SSE, the non-streaming replies, WebSocket
 // frames and tRPC subscriptions only translate them.
@@ -24,7 +25,8 @@ export interface DoneMetadata {
 }
 
 export type ChatEvent =
-  | { type: 'text'; content: string }
+  /** `logprobs` only when the caller asked for them and the provider gave them (CONTRACT §12). */
+  | { type: 'text'; content: string; logprobs?: readonly TokenLogprob[] }
   | { type: 'tool_call'; id: string; name: string; params: unknown }
   | { type: 'tool_result'; id: string; name: string; result: unknown }
   | { type: 'error'; code: ErrorCode; message: string }

@@ -2,6 +2,7 @@ import { providerNames, type ProviderName } from '../config/env-schema.js';
 import type { Config } from '../config/load-config.js';
 import { AppError } from '../errors/app-error.js';
 import type { ActiveModel } from '../models/active-model.js';
+import { checkOllamaRegistry } from '../models/ollama-registry.js';
 
 /** Which family of chat paths a request came through; it decides the provider and key rules (CONTRACT §1, §6). */
 export type ChatRoute =
@@ -52,13 +53,16 @@ export function chooseChatModel(
   active: ActiveModel,
 ): { provider: ProviderName; model: string } {
   const { provider, name } = chooseModel(route, model, active, config);
+  // Whatever named it (the request, the active model, a default), Ollama must not be sent to
+  // another registry (a chat with a model it lacks can make it pull).
+  if (provider === 'ollama') checkOllamaRegistry(name, config.OLLAMA_ALLOWED_REGISTRIES);
   return { provider, model: name };
 }
 
 /**
- * The key for the chosen provider. On /api/openai/* and /api/anthropic/* (and the /v1 paths, which
- * pass their own `keyRequired` wording) the caller's key is required; elsewhere the server's key
- * stands in when none is given; no key at all → 400.
+ * The key for the chosen provider. On /api/openai/* and /api/anthropic/* the caller's key is
+ * required; elsewhere (/v1 included, CONTRACT §12) the server's key stands in when none is given;
+ * no key at all → 400.
  */
 export function chooseApiKey(
   config: Config,

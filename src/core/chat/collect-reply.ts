@@ -1,5 +1,6 @@
 import type { ConversationContext } from '../context/conversation-context.js';
 import { AppError } from '../errors/app-error.js';
+import type { TokenLogprob } from '../providers/call-options.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import type { DoneMetadata } from './chat-events.js';
 
@@ -15,6 +16,8 @@ export interface CollectedReply {
   context: ConversationContext;
   toolCalls: ToolActivity[];
   metadata: DoneMetadata;
+  /** The answer's token log probabilities, when they were asked for (empty otherwise). */
+  logprobs: TokenLogprob[];
 }
 
 /**
@@ -25,6 +28,7 @@ export async function collectReply(job: StreamJob): Promise<CollectedReply> {
   let response = '';
   let context: ConversationContext | undefined;
   let failure: AppError | undefined;
+  const logprobs: TokenLogprob[] = [];
   const toolCalls = new Map<string, ToolActivity>();
   // In batches: every event one provider chunk produced is taken in one step.
   for await (const batch of job.followInBatches(0)) {
@@ -32,6 +36,7 @@ export async function collectReply(job: StreamJob): Promise<CollectedReply> {
       switch (event.type) {
         case 'text':
           response += event.content;
+          if (event.logprobs) logprobs.push(...event.logprobs);
           break;
         case 'tool_call':
           toolCalls.set(event.id, { id: event.id, name: event.name, params: event.params });
@@ -50,7 +55,7 @@ export async function collectReply(job: StreamJob): Promise<CollectedReply> {
         case 'done':
           if (failure) throw failure;
           if (!context) throw new AppError('STREAMING_ERROR', 'The answer ended without its context');
-          return { response, context, toolCalls: [...toolCalls.values()], metadata: event.metadata };
+          return { response, context, toolCalls: [...toolCalls.values()], metadata: event.metadata, logprobs };
       }
     }
   }

@@ -1,3 +1,4 @@
+import type { TokenLogprob } from '../providers/call-options.js';
 import type { ChatEvent } from './chat-events.js';
 
 /**
@@ -8,6 +9,8 @@ import type { ChatEvent } from './chat-events.js';
  */
 export class EventSink {
   private pendingLine = '';
+  /** The log probabilities of the held-back text go out with the line that carries it. */
+  private pendingLogprobs: TokenLogprob[] = [];
 
   constructor(
     private readonly push: (event: ChatEvent) => void,
@@ -19,7 +22,8 @@ export class EventSink {
       const text = this.pendingLine + event.content;
       const cut = text.lastIndexOf('\n') + 1;
       this.pendingLine = text.slice(cut);
-      if (cut > 0) this.push({ type: 'text', content: text.slice(0, cut) });
+      if (event.logprobs) this.pendingLogprobs.push(...event.logprobs);
+      if (cut > 0) this.push(this.textEvent(text.slice(0, cut)));
       return;
     }
     this.push(event);
@@ -29,6 +33,13 @@ export class EventSink {
     if (this.pendingLine === '') return;
     const content = this.pendingLine;
     this.pendingLine = '';
-    this.push({ type: 'text', content });
+    this.push(this.textEvent(content));
+  }
+
+  private textEvent(content: string): ChatEvent {
+    if (this.pendingLogprobs.length === 0) return { type: 'text', content };
+    const logprobs = this.pendingLogprobs;
+    this.pendingLogprobs = [];
+    return { type: 'text', content, logprobs };
   }
 }

@@ -2,6 +2,7 @@ import type { ConversationHead, FinalAnswer, StoredAnswer } from '../chat-store/
 import { contextOf, type ConversationContext } from '../context/conversation-context.js';
 import { AppError } from '../errors/app-error.js';
 import { callModel } from '../providers/call-model.js';
+import type { CallOptions, TokenLogprob } from '../providers/call-options.js';
 import type { ChatMessage, RawToolCall, StepFinish, StepUsage, ToolCallRecord, ToolResultRecord, ToolSpec } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import { AnswerWriter } from './answer-writer.js';
@@ -28,7 +29,8 @@ export interface PreparedExchange {
    * and the calls, unanswered, go back to the caller.
    */
   callerTools?: readonly ToolSpec[];
-  options: { temperature: number; maxTokens?: number | undefined };
+  /** `temperature` undefined: none is sent (chat-options.ts decides). */
+  options: { temperature: number | undefined; maxTokens?: number | undefined; call?: CallOptions | undefined };
   wholeLines: boolean;
 }
 
@@ -78,10 +80,10 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   const grow = () => {
     writer.update(snapshot());
   };
-  const onText = (delta: string) => {
+  const onText = (delta: string, logprobs?: readonly TokenLogprob[]) => {
     timing.firstTokenAt ??= performance.now();
     text += delta;
-    sink.emit({ type: 'text', content: delta });
+    sink.emit(logprobs === undefined ? { type: 'text', content: delta } : { type: 'text', content: delta, logprobs });
     grow();
   };
   const onResponse = () => {
@@ -109,6 +111,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
           tools: toolSpecs,
           temperature: exchange.options.temperature,
           maxTokens: exchange.options.maxTokens,
+          options: exchange.options.call,
         },
         {
           provider: target.provider,

@@ -2,16 +2,19 @@ import type { Actor } from '../auth/actor.js';
 import type { ChatSetup, ConversationHead } from '../chat-store/chat-store.js';
 import { defaultTitle } from '../conversations/conversation-views.js';
 import { AppError } from '../errors/app-error.js';
+import type { CallOptions } from '../providers/call-options.js';
 import type { ChatMessage } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import { describeWorkspace } from '../workspaces/describe-workspace.js';
 import type { ChatDeps } from './chat-deps.js';
+import { temperatureFor } from './chat-options.js';
 import type { ChatTarget } from './chat-target.js';
 import { toolsForMode, type ChatMode } from './chat-tools.js';
 import { toChatMessages } from './history-window.js';
 import { choosePromptSections, type PromptOrderSelection } from './prompt-order-choice.js';
 import { launchExchange } from './launch-exchange.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { forgetQuestion } from './forget-question.js';
 
 export interface ChatRequest {
   actor: Actor;
@@ -22,7 +25,7 @@ export interface ChatRequest {
   mode: ChatMode;
   conversationId?: string | undefined;
   promptOrders?: PromptOrderSelection;
-  options?: { temperature?: number | undefined; maxTokens?: number | undefined } | undefined;
+  options?: { temperature?: number | undefined; maxTokens?: number | undefined; call?: CallOptions | undefined } | undefined;
   /** The markdown streams: text events end on line boundaries. */
   wholeLines?: boolean;
 }
@@ -58,6 +61,9 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
     });
     // Deleted between the read and the write.
     if (!recorded) throw AppError.notFound('Conversation');
+    deps.attempt?.stored(() =>
+      forgetQuestion(deps.store, { userId, conversationId: recorded.conversation.id, madeConversation: conversation === null, tookTitle: untitled }),
+    );
     const active = request.setup.workspace;
     const workspace = await describeWorkspace(deps, active);
     // A missing or tampered workspace (CONTRACT §11) gets no tools: nothing runs in it.
@@ -71,7 +77,11 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
       system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
       messages,
       tools,
-      options: { temperature: request.options?.temperature ?? deps.config.DEFAULT_TEMPERATURE, maxTokens: request.options?.maxTokens },
+      options: {
+        temperature: temperatureFor(request.target.provider, request.options?.temperature, deps.config),
+        maxTokens: request.options?.maxTokens,
+        call: request.options?.call,
+      },
       wholeLines: request.wholeLines ?? false,
     };
   });

@@ -1,8 +1,11 @@
 import type { Actor } from '../auth/actor.js';
+import { deleteConversation } from '../conversations/delete-conversation.js';
 import { recordTranscript, type TranscriptRow } from '../conversations/record-transcript.js';
+import type { CallOptions } from '../providers/call-options.js';
 import type { ChatMessage, ToolSpec } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import type { ChatDeps } from './chat-deps.js';
+import { temperatureFor } from './chat-options.js';
 import type { ChatTarget } from './chat-target.js';
 import { launchExchange } from './launch-exchange.js';
 
@@ -23,7 +26,7 @@ export interface TranscriptChatRequest {
   transcript: Transcript;
   /** The caller's own tools: offered to the model, their calls handed back unrun. */
   callerTools: readonly ToolSpec[];
-  options: { temperature?: number | undefined; maxTokens?: number | undefined };
+  options: { temperature?: number | undefined; maxTokens?: number | undefined; call?: CallOptions | undefined };
 }
 
 /**
@@ -39,6 +42,7 @@ export async function startTranscriptChat(deps: ChatDeps, request: TranscriptCha
   const job = await launchExchange(deps, { userId, provider: request.target.provider }, async () => {
     const conversation = await recordTranscript(deps.store, userId, request.transcript.rows);
     conversationId = conversation.id;
+    deps.attempt?.stored(() => deleteConversation(deps.store, userId, conversation.id));
     return {
       userId,
       conversation,
@@ -47,7 +51,11 @@ export async function startTranscriptChat(deps: ChatDeps, request: TranscriptCha
       messages: request.transcript.messages,
       tools: [],
       callerTools: request.callerTools,
-      options: { temperature: request.options.temperature ?? deps.config.DEFAULT_TEMPERATURE, maxTokens: request.options.maxTokens },
+      options: {
+        temperature: temperatureFor(request.target.provider, request.options.temperature, deps.config),
+        maxTokens: request.options.maxTokens,
+        call: request.options.call,
+      },
       wholeLines: false,
     };
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRegistryAllowList } from '../models/ollama-registry.js';
 import { parseEgressAllowList } from '../sandbox/egress-policy.js';
 
 // Every setting of CONTRACT §1, read from the environment (and `.env`). Parsers accept the
@@ -129,6 +130,9 @@ export function isLoopbackHost(host: string): boolean {
   return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || /^::ffff:127(\.\d{1,3}){3}$/.test(bare);
 }
 
+/** The most MAX_IMPORT_MESSAGES may be set to; the import schema holds every body to it too. */
+export const IMPORT_MESSAGES_CEILING = 100_000;
+
 export const providerNames = ['openai', 'anthropic', 'ollama'] as const;
 export type ProviderName = (typeof providerNames)[number];
 
@@ -171,6 +175,15 @@ export const envSchema = z
     ANTHROPIC_MODEL: text('claude-sonnet-4-5'),
     OLLAMA_BASE_URL: url(),
     OLLAMA_MODEL: text('llama3.2'),
+    // Registry hosts an Ollama model name may name; core/models/ollama-registry.ts says why (CONTRACT §1).
+    OLLAMA_ALLOWED_REGISTRIES: list.transform((entries, ctx) => {
+      try {
+        return parseRegistryAllowList(entries);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^OLLAMA_ALLOWED_REGISTRIES /, '') });
+        return z.NEVER;
+      }
+    }),
     PROVIDER_TIMEOUT_MS: int(60_000, 1),
     MAX_TOOL_STEPS: int(8, 1, 100),
     STREAM_RETENTION_MS: int(600_000, 0),
@@ -193,6 +206,8 @@ export const envSchema = z
     OIDC_HTTP_TIMEOUT_MS: int(5_000, 100, 60_000),
 
     MAX_CONVERSATION_HISTORY: int(50, 1, 100_000),
+    // Messages in one `conversationData` import; more is 400 before anything is stored.
+    MAX_IMPORT_MESSAGES: int(10_000, 1, IMPORT_MESSAGES_CEILING),
     DEFAULT_TEMPERATURE: number(0.7, 0, 2),
     RATE_LIMIT_ENABLED: bool(true),
     API_RATE_LIMIT: int(100, 1),

@@ -22,40 +22,29 @@ export interface NewConversation {
 }
 
 /**
- * Stores a new conversation together with all its messages, in one transaction: an import or a
- * stateless API request is stored whole or not at all. It does not become anyone's current
- * conversation; callers that want that say so themselves.
+ * Stores a new conversation together with all its messages: an import or a stateless API request
+ * is stored whole or not at all, and no reader sees it before it is whole. The chat store writes
+ * it in steps that leave the event loop free between them (an import of thousands of messages
+ * once held it for seconds through Prisma). It does not become anyone's current conversation;
+ * callers that want that say so themselves.
  */
 export async function insertConversationWithMessages(store: Store, conversation: NewConversation): Promise<ConversationHead> {
   const id = newId();
-  const now = new Date();
   const title = conversation.title ?? defaultTitle(conversation.messages);
-  const messageCount = conversation.messages.filter((message) => countsTowardMessageCount(message.role)).length;
-  const messages: Prisma.MessageCreateManyInput[] = conversation.messages.map((message, seq) => ({
-    id: newId(),
-    conversationId: id,
-    seq,
-    role: message.role,
-    content: message.content,
-    // As JSON text parsed back: the calls' params and results are JSON values already, and this
-    // is how the chat store writes them too (stored-values.ts).
-    ...(message.toolCalls && message.toolCalls.length > 0 ? { toolCalls: JSON.parse(JSON.stringify(message.toolCalls)) as Prisma.InputJsonArray } : {}),
-    createdAt: now,
-  }));
-  await store.db.$transaction([
-    store.db.conversation.create({
-      data: {
-        id,
-        ownerId: conversation.ownerId,
-        title,
-        metadata: conversation.metadata,
-        messageCount,
-        nextSeq: messages.length,
-        createdAt: now,
-        lastModified: now,
-      },
-    }),
-    store.db.message.createMany({ data: messages }),
-  ]);
+  let messageCount = 0;
+  const messages = conversation.messages.map((message) => {
+    if (countsTowardMessageCount(message.role)) messageCount++;
+    // JSON text, as the chat store writes an answer's calls (stored-values.ts).
+    const toolCalls = message.toolCalls && message.toolCalls.length > 0 ? JSON.stringify(message.toolCalls) : null;
+    return { role: message.role, content: message.content, toolCalls };
+  });
+  await store.chat.insertConversation({
+    id,
+    ownerId: conversation.ownerId,
+    title,
+    metadata: JSON.stringify(conversation.metadata),
+    messageCount,
+    messages,
+  });
   return { id, ownerId: conversation.ownerId, title, messageCount };
 }

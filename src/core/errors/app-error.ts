@@ -11,6 +11,7 @@ export const errorStatus = {
   SECURITY_VIOLATION: 403,
   NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
   TOOL_EXECUTION_ERROR: 500,
   STREAMING_ERROR: 500,
@@ -22,10 +23,10 @@ export const errorStatus = {
 export type ErrorCode = keyof typeof errorStatus;
 
 /**
- * The code a client sees for an oversized body is INVALID_REQUEST (CONTRACT §2 gives it 413);
- * PAYLOAD_TOO_LARGE exists only to select that status.
+ * The code a client sees for an oversized or non-JSON body is INVALID_REQUEST (CONTRACT §2 gives
+ * them 413 and 415); PAYLOAD_TOO_LARGE and UNSUPPORTED_MEDIA_TYPE exist only to select the status.
  */
-const publicCode: Partial<Record<ErrorCode, ErrorCode>> = { PAYLOAD_TOO_LARGE: 'INVALID_REQUEST' };
+const publicCode: Partial<Record<ErrorCode, ErrorCode>> = { PAYLOAD_TOO_LARGE: 'INVALID_REQUEST', UNSUPPORTED_MEDIA_TYPE: 'INVALID_REQUEST' };
 
 export interface ErrorEnvelope {
   success: false;

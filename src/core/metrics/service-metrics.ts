@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { DoneMetadata } from '../chat/chat-events.js';
 import type { RiskLevel } from '../security/risk-levels.js';
 import { BoundedLabels } from './bounded-labels.js';
+import { EventLoopLag } from './event-loop-lag.js';
 import { RequestSeries } from './request-series.js';
 
 /** The WebSocket channels of CONTRACT §8: `/ws`, `/ws/markdown-stream`, `/api/terminals/:id/ws`. */
@@ -40,6 +41,7 @@ export class ServiceMetrics {
   private readonly commands: Counter<'risk' | 'verdict'>;
   private readonly terminalsCreated: Counter;
   private readonly models = new BoundedLabels(MAX_MODEL_LABELS);
+  private readonly loopLag: EventLoopLag;
 
   constructor(live: LiveCounts) {
     const registers = [this.registry];
@@ -105,6 +107,12 @@ export class ServiceMetrics {
       },
     });
     this.terminalsCreated = new Counter({ name: 'assistant_terminal_sessions_created_total', help: 'Terminal sessions started', registers });
+    this.loopLag = new EventLoopLag(this.registry);
+  }
+
+  /** Stops the timers that feed the metrics (the service's stop). */
+  stop(): void {
+    this.loopLag.stop();
   }
 
   /** One answered HTTP request; `route` must be a template (or UNMATCHED_ROUTE), never a raw URL. */

@@ -10,8 +10,8 @@ export interface CurrentModel {
   capabilities: ModelCapabilities;
 }
 
-/** `GET /api/model/current`: the shared active model and what it can do. */
-export async function getCurrentModel(store: Store, config: Config): Promise<CurrentModel> {
-  const active = await getActiveModel(store, config);
+/** `GET /api/model/current`: the caller's active model (their own, else the service default) and what it can do. */
+export async function getCurrentModel(store: Store, config: Config, userId: string): Promise<CurrentModel> {
+  const active = await getActiveModel(store, config, userId);
   return { model: active.name, provider: active.provider, capabilities: capabilitiesFor(active.provider, active.name) };
 }

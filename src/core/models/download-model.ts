@@ -6,6 +6,7 @@ import type { ActiveDownload } from './model-downloads.js';
 import { hostedProviderOffering, resolveModelReference } from './model-lookup.js';
 import { canonicalOllamaName, isValidOllamaName } from './model-name.js';
 import type { ModelServices } from './model-services.js';
+import { checkOllamaRegistry } from './ollama-registry.js';
 import { listInstalledOllamaModels } from './list-models.js';
 import { ollamaStreamingClient } from './ollama-client.js';
 
@@ -30,7 +31,8 @@ export async function downloadModel(
 ): Promise<'available' | 'downloading'> {
   const { provider, name } = resolveModelReference(request.modelName, request.provider);
   if (provider !== undefined && provider !== 'ollama') throw hostedModelRefusal(provider, name);
-  if (!isValidOllamaName(name)) throw AppError.invalid('modelName is not a valid Ollama model name', { modelName: name });
+  if (!isValidOllamaName(name)) throw AppError.invalid(`modelName ${name} is not a valid Ollama model name`, { modelName: name });
+  checkOllamaRegistry(name, services.config.OLLAMA_ALLOWED_REGISTRIES);
 
   // A bare name may be a hosted model's: it is refused when a hosted provider offers it and
   // Ollama has no model of that name.

@@ -2,7 +2,7 @@ import type { ProviderName } from '../config/env-schema.js';
 import type { AppError } from '../errors/app-error.js';
 import { listHostedModelNames, type HostedProvider } from '../providers/hosted-model-lists.js';
 import { upstreamError } from '../providers/upstream-error.js';
-import { getActiveModel, type ActiveModel } from './active-model.js';
+import { getActiveModel, getDefaultModel, type ActiveModel } from './active-model.js';
 import { modelEntry, type ModelEntry } from './model-entry.js';
 import { canonicalOllamaName, sameModelName } from './model-name.js';
 import type { ModelServices } from './model-services.js';
@@ -90,10 +90,15 @@ function activeModelEntry(listing: ProviderListing, active: ActiveModel): ModelE
 
 /**
  * `GET /api/models`: every provider's models; an unreachable provider is left out, but the
- * active model is always listed (CONTRACT §3).
+ * active model is always listed (CONTRACT §3): the caller's, or without one the service default.
  */
-export async function listModels(services: ModelServices): Promise<ModelEntry[]> {
-  const [listings, active] = await Promise.all([listProviders(services), getActiveModel(services.store, services.config)]);
+export async function listModels(services: ModelServices, userId?: string): Promise<ModelEntry[]> {
+  const active = userId === undefined ? getDefaultModel(services.store, services.config) : getActiveModel(services.store, services.config, userId);
+  const [listings, shown] = await Promise.all([listProviders(services), active]);
+  return withActiveModel(listings, shown);
+}
+
+function withActiveModel(listings: ProviderListing[], active: ActiveModel): ModelEntry[] {
   return listings.flatMap((listing) => {
     if (listing.provider !== active.provider) return listing.entries;
     const listed = listing.entries.some((entry) => sameModelName(entry.provider, entry.name, active.name));

@@ -1,7 +1,7 @@
 import { recordAudit } from '../audit/record-audit.js';
 import type { Store } from '../db/store.js';
 
-export type ModelAuditAction = 'download' | 'downloaded' | 'download_failed' | 'switch' | 'delete';
+export type ModelAuditAction = 'download' | 'downloaded' | 'download_failed' | 'switch' | 'default' | 'delete';
 
 /** Who to record: the caller, or for a background pull's outcome the caller who started it. */
 export interface ModelAuditActor {

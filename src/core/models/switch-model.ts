@@ -1,11 +1,12 @@
 import type { ProviderName } from '../config/env-schema.js';
 import { AppError } from '../errors/app-error.js';
-import { getActiveModel, setActiveModel, type ActiveModel } from './active-model.js';
+import { getActiveModel, getDefaultModel, setActiveModel, setDefaultModel, type ActiveModel } from './active-model.js';
 import { listModels } from './list-models.js';
 import { auditModel, type ModelAuditActor } from './model-audit.js';
 import { resolveModelReference } from './model-lookup.js';
 import { sameModelName } from './model-name.js';
 import type { ModelServices } from './model-services.js';
+import { checkOllamaRegistry } from './ollama-registry.js';
 
 export interface SwitchRequest {
   modelName: string;
@@ -31,19 +32,38 @@ async function inferProvider(services: ModelServices, name: string): Promise<Pro
 }
 
 /**
- * `POST /api/model/switch`: stores the shared active model (CONTRACT §7). With a provider (field
- * or `<provider>/` prefix) the name is taken as given; without, the provider is inferred.
+ * The model a switch names (CONTRACT §7). With a provider (field or `<provider>/` prefix) the name
+ * is taken as given; without, the provider is inferred. The caller checks the provider's
+ * permission before storing it.
  */
-export async function switchModel(services: ModelServices, actor: ModelAuditActor, request: SwitchRequest): Promise<ActiveModel> {
+export async function resolveModelChoice(services: ModelServices, request: SwitchRequest): Promise<ActiveModel> {
   const reference = resolveModelReference(request.modelName, request.provider);
   if (reference.name.trim() === '') throw AppError.invalid('modelName names no model', { modelName: request.modelName });
   const provider = reference.provider ?? (await inferProvider(services, reference.name));
-  const previous = await getActiveModel(services.store, services.config);
-  const active = await setActiveModel(services.store, { name: reference.name, provider });
+  if (provider === 'ollama') checkOllamaRegistry(reference.name, services.config.OLLAMA_ALLOWED_REGISTRIES);
+  return { name: reference.name, provider };
+}
+
+/** `POST /api/model/switch`: stores the caller's own active model; nobody else's changes (CONTRACT §12). */
+export async function switchModel(services: ModelServices, actor: ModelAuditActor, chosen: ActiveModel): Promise<ActiveModel> {
+  const previous = await getActiveModel(services.store, services.config, actor.userId);
+  const active = await setActiveModel(services.store, actor.userId, chosen);
   await auditModel(services.store, actor, 'switch', {
     modelName: active.name,
     provider: active.provider,
     previous: { modelName: previous.name, provider: previous.provider },
   });
   return active;
+}
+
+/** `POST /api/model/default`: the model of every user who never switched (CONTRACT §12). */
+export async function changeDefaultModel(services: ModelServices, actor: ModelAuditActor, chosen: ActiveModel): Promise<ActiveModel> {
+  const previous = await getDefaultModel(services.store, services.config);
+  const model = await setDefaultModel(services.store, chosen);
+  await auditModel(services.store, actor, 'default', {
+    modelName: model.name,
+    provider: model.provider,
+    previous: { modelName: previous.name, provider: previous.provider },
+  });
+  return model;
 }

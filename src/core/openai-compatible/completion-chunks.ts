@@ -1,6 +1,6 @@
 import type { ChatEvent } from '../chat/chat-events.js';
 import { openAIErrorObject } from './openai-error-object.js';
-import { openAIFinishReason, openAIToolCall, openAIUsage, type CompletionIdentity } from './completion-object.js';
+import { openAIFinishReason, openAILogprobs, openAIToolCall, openAIUsage, type CompletionIdentity, type OpenAILogprobs } from './completion-object.js';
 
 /**
  * Turns the engine's events into OpenAI's `chat.completion.chunk` stream, as SSE text: a first
@@ -27,7 +27,7 @@ export class CompletionChunks {
   translate(event: ChatEvent): string {
     switch (event.type) {
       case 'text':
-        return this.chunk({ content: event.content });
+        return this.chunk({ content: event.content }, null, event.logprobs ? openAILogprobs(event.logprobs) : null);
       case 'tool_call':
         return this.chunk({ tool_calls: [{ index: this.toolIndex++, ...openAIToolCall(event) }] });
       case 'error':
@@ -49,10 +49,10 @@ export class CompletionChunks {
     return { id: this.identity.id, object: 'chat.completion.chunk', created: this.identity.created, model: this.identity.model };
   }
 
-  private chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
+  private chunk(delta: Record<string, unknown>, finishReason: string | null = null, logprobs: OpenAILogprobs | null = null): string {
     return data({
       ...this.envelope(),
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
       ...(this.includeUsage ? { usage: null } : {}),
     });
   }

@@ -1,5 +1,6 @@
 import type { DoneMetadata, FinishReason } from '../chat/chat-events.js';
 import type { ToolActivity } from '../chat/collect-reply.js';
+import type { TokenLogprob } from '../providers/call-options.js';
 
 // The OpenAI wire objects of a completion (CONTRACT §10), built from the engine's results. One
 // module for both replies, so the streamed chunks and the whole object always agree.
@@ -26,10 +27,20 @@ export interface ChatCompletion {
   choices: {
     index: number;
     message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: OpenAIToolCallOut[] };
-    logprobs: null;
+    logprobs: OpenAILogprobs | null;
     finish_reason: OpenAIFinishReason;
   }[];
   usage: OpenAIUsage;
+}
+
+/** A choice's `logprobs`, as OpenAI sends them (the service never produces refusals). */
+export interface OpenAILogprobs {
+  content: TokenLogprob[] | null;
+  refusal: null;
+}
+
+export function openAILogprobs(content: readonly TokenLogprob[]): OpenAILogprobs {
+  return { content: [...content], refusal: null };
 }
 
 /** What names one completion on the wire: the same in every chunk of a stream. */
@@ -78,10 +89,14 @@ export function openAIToolCall(call: Pick<ToolActivity, 'id' | 'name' | 'params'
   return { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.params) } };
 }
 
-/** The whole `chat.completion` object of a non-streaming reply. */
+/**
+ * The whole `chat.completion` object of a non-streaming reply. `logprobsAsked`: the request had
+ * `logprobs: true`, so the choice carries them (an empty list when the answer was only tool calls).
+ */
 export function chatCompletion(
   identity: CompletionIdentity,
-  reply: { response: string; toolCalls: readonly ToolActivity[]; metadata: DoneMetadata },
+  reply: { response: string; toolCalls: readonly ToolActivity[]; metadata: DoneMetadata; logprobs: readonly TokenLogprob[] },
+  logprobsAsked = false,
 ): ChatCompletion {
   const toolCalls = reply.toolCalls.map(openAIToolCall);
   // OpenAI sends null content for an answer that is only tool calls.
@@ -93,7 +108,7 @@ export function chatCompletion(
       {
         index: 0,
         message: { role: 'assistant', content, refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
-        logprobs: null,
+        logprobs: logprobsAsked ? openAILogprobs(reply.logprobs) : null,
         finish_reason: openAIFinishReason(reply.metadata.finishReason),
       },
     ],

@@ -10,6 +10,7 @@ const errorTypes: Record<ErrorCode, string> = {
   INVALID_REQUEST: 'invalid_request_error',
   WORKSPACE_ERROR: 'invalid_request_error',
   PAYLOAD_TOO_LARGE: 'invalid_request_error',
+  UNSUPPORTED_MEDIA_TYPE: 'invalid_request_error',
   UNAUTHORIZED: 'authentication_error',
   FORBIDDEN: 'permission_error',
   SECURITY_VIOLATION: 'permission_error',

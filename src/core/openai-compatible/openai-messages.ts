@@ -108,10 +108,12 @@ export function readTranscript(messages: readonly OpenAIMessage[], maxLength: nu
   return { system: system.join('\n\n'), messages: chat, rows };
 }
 
-/** The caller's function tools as offered to the model; `tool_choice: "none"` offers none. */
-export function callerToolSpecs(tools: readonly OpenAIFunctionTool[] | undefined, toolChoice: unknown): ToolSpec[] {
-  if (tools === undefined || toolChoice === 'none') return [];
-  return tools.map(({ function: fn }) => ({
+/**
+ * The caller's function tools as offered to the model. `tool_choice: "none"` travels with them
+ * and each provider honours it in its own terms (CONTRACT §12).
+ */
+export function callerToolSpecs(tools: readonly OpenAIFunctionTool[] | null | undefined): ToolSpec[] {
+  return (tools ?? []).map(({ function: fn }) => ({
     name: fn.name,
     description: fn.description ?? '',
     // A function without parameters takes none; providers want an object schema all the same.

@@ -1,11 +1,15 @@
+import { anthropicAnswerTool } from './anthropic-answer-tool.js';
+import { answerSchema, type CallOptions, type ReasoningEffort } from './call-options.js';
 import {
   toolResultText,
+  type ChatCall,
   type ChatMessage,
   type RawToolCall,
   type StepFinish,
   type StepResult,
   type StepUsage,
   type StreamDecoder,
+  type TextSink,
   type WireProtocol,
 } from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
@@ -68,19 +72,64 @@ function wireMessages(all: readonly ChatMessage[]): { role: 'user' | 'assistant'
   return turns;
 }
 
+/**
+ * OpenAI's reasoning efforts in Anthropic's words: the same names, and `minimal` as its least,
+ * `low`. `none` is refused before the call (chat-options.ts).
+ */
+function effortOf(effort: ReasoningEffort): string {
+  return effort === 'minimal' ? 'low' : effort;
+}
+
+/**
+ * `tool_choice` (CONTRACT §12): `required` is `any`, a named function `tool`, and
+ * `parallel_tool_calls: false` is `disable_parallel_tool_use` on whichever choice is sent. With a
+ * forced answer tool the model must call a tool: that one, or, when the caller's tools are
+ * offered too, any of them.
+ */
+function toolChoice(options: CallOptions, answerTool: string | undefined, callerTools: number): Record<string, unknown> | undefined {
+  const choice = options.toolChoice;
+  const single = options.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
+  if (answerTool !== undefined) return callerTools > 0 && choice !== 'none' ? { type: 'any', ...single } : { type: 'tool', name: answerTool };
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'required') return { type: 'any', ...single };
+  if (typeof choice === 'object') return { type: 'tool', name: choice.name, ...single };
+  if (choice === 'auto' || options.parallelToolCalls === false) return { type: 'auto', ...single };
+  return undefined;
+}
+
+function requestBody(call: ChatCall): Record<string, unknown> {
+  const options = call.options ?? {};
+  const answerTool = anthropicAnswerTool(call);
+  // With a forced answer tool and tool_choice "none", the caller's tools are not offered at all.
+  const callerTools = answerTool !== undefined && options.toolChoice === 'none' ? [] : call.tools;
+  const tools = [
+    ...callerTools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters })),
+    ...(answerTool === undefined ? [] : [answerTool]),
+  ];
+  const choice = tools.length === 0 ? undefined : toolChoice(options, answerTool?.name, callerTools.length);
+  const format = options.responseFormat;
+  const outputConfig = {
+    ...(format === undefined || format.type === 'text' || answerTool !== undefined ? {} : { format: { type: 'json_schema', schema: answerSchema(format) } }),
+    ...(options.reasoningEffort === undefined ? {} : { effort: effortOf(options.reasoningEffort) }),
+  };
+  return {
+    model: call.model,
+    max_tokens: call.maxTokens ?? defaultAnthropicMaxTokens(call.model),
+    ...(call.system === '' ? {} : { system: call.system }),
+    messages: wireMessages(call.messages),
+    ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
+    ...(options.topP === undefined ? {} : { top_p: options.topP }),
+    ...(options.stop === undefined || options.stop.length === 0 ? {} : { stop_sequences: options.stop }),
+    ...(Object.keys(outputConfig).length === 0 ? {} : { output_config: outputConfig }),
+    stream: true,
+    ...(tools.length === 0 ? {} : { tools }),
+    ...(choice === undefined ? {} : { tool_choice: choice }),
+  };
+}
+
 export const anthropicMessages: WireProtocol = {
   request(call, apiKey) {
-    const body = {
-      model: call.model,
-      max_tokens: call.maxTokens ?? defaultAnthropicMaxTokens(call.model),
-      ...(call.system === '' ? {} : { system: call.system }),
-      messages: wireMessages(call.messages),
-      temperature: call.temperature,
-      stream: true,
-      ...(call.tools.length === 0
-        ? {}
-        : { tools: call.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters })) }),
-    };
+    const body = requestBody(call);
     return {
       path: '/messages',
       headers: {
@@ -92,8 +141,8 @@ export const anthropicMessages: WireProtocol = {
       body: JSON.stringify(body),
     };
   },
-  decoder(onText) {
-    return new AnthropicStreamDecoder(onText);
+  decoder(onText, call) {
+    return new AnthropicStreamDecoder(onText, call === undefined ? undefined : anthropicAnswerTool(call)?.name);
   },
 };
 
@@ -134,11 +183,16 @@ class AnthropicStreamDecoder implements StreamDecoder {
   });
   /** Tool-use blocks by their index in the message. */
   private readonly toolBlocks = new Map<number, { id: string; name: string; json: string }>();
+  /** The index of the forced answer tool's block: its input is the answer's text. */
+  private answerBlock: number | undefined;
   private finish: StepFinish | undefined;
   private stopped = false;
   private readonly usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
 
-  constructor(private readonly onText: (text: string) => void) {}
+  constructor(
+    private readonly onText: TextSink,
+    private readonly answerTool: string | undefined,
+  ) {}
 
   push(text: string): void {
     this.sse.push(text);
@@ -150,7 +204,9 @@ class AnthropicStreamDecoder implements StreamDecoder {
     const toolCalls: RawToolCall[] = [...this.toolBlocks.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, block]) => ({ id: block.id, name: block.name, argumentsText: block.json === '' ? '{}' : block.json }));
-    return { toolCalls, finish: this.finish ?? 'stop', usage: this.usage };
+    // The model calling only the answer tool has answered, not called a tool.
+    const finish = this.finish === 'tool-calls' && toolCalls.length === 0 && this.answerBlock !== undefined ? 'stop' : this.finish;
+    return { toolCalls, finish: finish ?? 'stop', usage: this.usage };
   }
 
   private onData(data: string): void {
@@ -166,7 +222,9 @@ class AnthropicStreamDecoder implements StreamDecoder {
       }
       case 'content_block_start': {
         const block = event.content_block;
-        if (block?.type === 'tool_use' && typeof event.index === 'number') {
+        if (block?.type === 'tool_use' && typeof event.index === 'number' && this.answerTool !== undefined && block.name === this.answerTool) {
+          this.answerBlock = event.index;
+        } else if (block?.type === 'tool_use' && typeof event.index === 'number') {
           this.toolBlocks.set(event.index, { id: typeof block.id === 'string' ? block.id : '', name: typeof block.name === 'string' ? block.name : '', json: '' });
         }
         return;
@@ -174,7 +232,9 @@ class AnthropicStreamDecoder implements StreamDecoder {
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') this.onText(delta.text);
-        else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && typeof event.index === 'number') {
+        else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && event.index === this.answerBlock) {
+          if (delta.partial_json !== '') this.onText(delta.partial_json);
+        } else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && typeof event.index === 'number') {
           const block = this.toolBlocks.get(event.index);
           if (block) block.json += delta.partial_json;
         }

@@ -1,6 +1,6 @@
 import type { ProviderName } from '../config/env-schema.js';
 import { anthropicMessages } from './anthropic-messages.js';
-import type { ChatCall, StepResult, WireProtocol } from './chat-protocol.js';
+import type { ChatCall, StepResult, TextSink, WireProtocol } from './chat-protocol.js';
 import { ollamaChat } from './ollama-chat.js';
 import { openAIChat } from './openai-chat.js';
 import { sendToProvider } from './provider-http.js';
@@ -17,7 +17,7 @@ export interface ModelCallOptions {
   timeoutMs: number;
   /** The provider answered 2xx. */
   onResponse: () => void;
-  onText: (text: string) => void;
+  onText: TextSink;
 }
 
 /**
@@ -27,7 +27,7 @@ export interface ModelCallOptions {
  */
 export async function callModel(call: ChatCall, options: ModelCallOptions): Promise<StepResult> {
   const protocol = protocols[options.provider];
-  const decoder = protocol.decoder(options.onText);
+  const decoder = protocol.decoder(options.onText, call);
   await send(protocol, call, options, decoder);
   return decoder.end();
 }

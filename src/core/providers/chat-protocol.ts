@@ -1,3 +1,5 @@
+import type { CallOptions, TokenLogprob } from './call-options.js';
+
 // The provider-neutral shape of one model call. The engine speaks only this; each wire protocol
 // (openai-chat.ts, anthropic-messages.ts, ollama-chat.ts) turns it into its own request and turns
 // its streamed answer back into text deltas and a step result.
@@ -41,8 +43,11 @@ export interface ChatCall {
   system: string;
   messages: readonly ChatMessage[];
   tools: readonly ToolSpec[];
-  temperature: number;
+  /** Undefined: the provider's own default (Anthropic is sent none unless the caller asked, CONTRACT §12). */
+  temperature: number | undefined;
   maxTokens: number | undefined;
+  /** OpenAI's other parameters, each sent in the provider's own terms (call-options.ts). */
+  options?: CallOptions | undefined;
 }
 
 export type StepFinish = 'stop' | 'length' | 'tool-calls' | 'other';
@@ -85,7 +90,11 @@ export interface StreamDecoder {
   end(): StepResult;
 }
 
+/** Where a decoder reports text; `logprobs` are the tokens' (OpenAI only, when asked for). */
+export type TextSink = (text: string, logprobs?: readonly TokenLogprob[]) => void;
+
 export interface WireProtocol {
   request: (call: ChatCall, apiKey: string | undefined) => WireRequest;
-  decoder: (onText: (text: string) => void) => StreamDecoder;
+  /** `call` is the request the answer belongs to (Anthropic reads its answer tool from it). */
+  decoder: (onText: TextSink, call?: ChatCall) => StreamDecoder;
 }

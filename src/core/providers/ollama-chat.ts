@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { answerSchema, type CallOptions } from './call-options.js';
 import {
   toolResultText,
   type ChatCall,
@@ -8,6 +9,7 @@ import {
   type StepResult,
   type StepUsage,
   type StreamDecoder,
+  type TextSink,
   type WireProtocol,
 } from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
@@ -48,17 +50,41 @@ function wireMessages(call: ChatCall): unknown[] {
   return messages;
 }
 
+/** The sampling settings Ollama reads from `options` (its Options type), named as it names them. */
+function samplingOptions(call: ChatCall, options: CallOptions): Record<string, unknown> {
+  return {
+    ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
+    ...(call.maxTokens === undefined ? {} : { num_predict: call.maxTokens }),
+    ...(options.stop === undefined ? {} : { stop: options.stop }),
+    ...(options.topP === undefined ? {} : { top_p: options.topP }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.presencePenalty === undefined ? {} : { presence_penalty: options.presencePenalty }),
+    ...(options.frequencyPenalty === undefined ? {} : { frequency_penalty: options.frequencyPenalty }),
+  };
+}
+
+/** `format`: a JSON Schema the answer must follow, or "json" for any JSON. */
+function formatOf(options: CallOptions): unknown {
+  const format = options.responseFormat;
+  if (format === undefined || format.type === 'text') return undefined;
+  return format.type === 'json_object' ? 'json' : answerSchema(format);
+}
+
 export const ollamaChat: WireProtocol = {
   request(call) {
-    const options = { temperature: call.temperature, ...(call.maxTokens === undefined ? {} : { num_predict: call.maxTokens }) };
+    const callOptions = call.options ?? {};
+    const format = formatOf(callOptions);
+    // Ollama has no tool_choice: "none" is the tools left out (forcing one is refused before the call).
+    const tools = callOptions.toolChoice === 'none' ? [] : call.tools;
     const body = {
       model: call.model,
       messages: wireMessages(call),
       stream: true,
-      options,
-      ...(call.tools.length === 0
+      options: samplingOptions(call, callOptions),
+      ...(format === undefined ? {} : { format }),
+      ...(tools.length === 0
         ? {}
-        : { tools: call.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })) }),
+        : { tools: tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })) }),
     };
     return { path: '/api/chat', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify(body) };
   },
@@ -96,7 +122,7 @@ class OllamaStreamDecoder implements StreamDecoder {
   private done = false;
   private usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
 
-  constructor(private readonly onText: (text: string) => void) {}
+  constructor(private readonly onText: TextSink) {}
 
   push(text: string): void {
     this.lines.push(text, this.onLine);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readLogprobs, type CallOptions, type ResponseFormat } from './call-options.js';
 import {
   toolResultText,
   type ChatCall,
@@ -8,6 +9,7 @@ import {
   type StepResult,
   type StepUsage,
   type StreamDecoder,
+  type TextSink,
   type WireProtocol,
 } from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
@@ -56,6 +58,31 @@ function appendMessage(messages: unknown[], message: ChatMessage): void {
   }
 }
 
+function responseFormat(format: ResponseFormat): unknown {
+  if (format.type !== 'json_schema') return { type: format.type };
+  const { name, description, schema, strict } = format;
+  return { type: 'json_schema', json_schema: { name, ...(description === undefined ? {} : { description }), ...(schema === undefined ? {} : { schema }), ...(strict == null ? {} : { strict }) } };
+}
+
+/** OpenAI's own parameters, as the caller gave them (CONTRACT §12: "as is"). */
+function parameters(options: CallOptions, hasTools: boolean): Record<string, unknown> {
+  const choice = options.toolChoice;
+  return {
+    ...(options.responseFormat === undefined ? {} : { response_format: responseFormat(options.responseFormat) }),
+    // Without tools OpenAI refuses both; the caller's tool_choice without tools was refused earlier.
+    ...(hasTools && choice !== undefined ? { tool_choice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } } } : {}),
+    ...(hasTools && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),
+    ...(options.stop === undefined ? {} : { stop: options.stop }),
+    ...(options.topP === undefined ? {} : { top_p: options.topP }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.presencePenalty === undefined ? {} : { presence_penalty: options.presencePenalty }),
+    ...(options.frequencyPenalty === undefined ? {} : { frequency_penalty: options.frequencyPenalty }),
+    ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort }),
+    ...(options.logprobs === undefined ? {} : { logprobs: options.logprobs }),
+    ...(options.topLogprobs === undefined ? {} : { top_logprobs: options.topLogprobs }),
+  };
+}
+
 export const openAIChat: WireProtocol = {
   request(call, apiKey) {
     const reasoning = isOpenAIReasoningModel(call.model);
@@ -64,11 +91,12 @@ export const openAIChat: WireProtocol = {
       messages: wireMessages(call),
       stream: true,
       stream_options: { include_usage: true },
-      ...(reasoning ? {} : { temperature: call.temperature }),
+      ...(reasoning || call.temperature === undefined ? {} : { temperature: call.temperature }),
       ...(call.maxTokens === undefined ? {} : reasoning ? { max_completion_tokens: call.maxTokens } : { max_tokens: call.maxTokens }),
       ...(call.tools.length === 0
         ? {}
         : { tools: call.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })) }),
+      ...parameters(call.options ?? {}, call.tools.length > 0),
     };
     return {
       path: '/chat/completions',
@@ -90,7 +118,7 @@ interface ChunkToolCall {
 interface Chunk {
   error?: { type?: unknown; code?: unknown };
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
-  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[];
+  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; logprobs?: { content?: unknown } | null; finish_reason?: unknown }[];
 }
 
 const finishReasons: Record<string, StepFinish> = { stop: 'stop', length: 'length', tool_calls: 'tool-calls', function_call: 'tool-calls' };
@@ -115,7 +143,7 @@ class OpenAIStreamDecoder implements StreamDecoder {
   private sawDone = false;
   private usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
 
-  constructor(private readonly onText: (text: string) => void) {}
+  constructor(private readonly onText: TextSink) {}
 
   push(text: string): void {
     this.sse.push(text);
@@ -143,7 +171,12 @@ class OpenAIStreamDecoder implements StreamDecoder {
     if (!choice) return;
     const delta = choice.delta;
     if (delta) {
-      if (typeof delta.content === 'string' && delta.content !== '') this.onText(delta.content);
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        // Asked-for log probabilities ride on the chunk of the text they describe.
+        const logprobs = choice.logprobs ? readLogprobs(choice.logprobs.content) : [];
+        if (logprobs.length > 0) this.onText(delta.content, logprobs);
+        else this.onText(delta.content);
+      }
       if (Array.isArray(delta.tool_calls)) for (const part of delta.tool_calls as ChunkToolCall[]) this.addToolCallPart(part);
     }
     if (typeof choice.finish_reason === 'string') this.finish = finishReasons[choice.finish_reason] ?? 'other';

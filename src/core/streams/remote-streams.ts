@@ -48,7 +48,19 @@ export class RemoteStreams {
       async *follow(after, signal) {
         for await (const batch of followInBatches(after, signal)) yield* batch;
       },
+      doneSeq: () => this.doneSeq(streamId),
     };
+  }
+
+  /** The sequence number of the copy's `done`, or null while it runs. */
+  private async doneSeq(streamId: string): Promise<number | null> {
+    const key = streamKeys(this.redis.keyPrefix, streamId).events;
+    const newest = await withTimeout(this.redis.client.xRevRange(key, '+', '-', { COUNT: 1 })).catch((error: unknown) => {
+      throw redisUnavailable('streams of other instances cannot be read', error);
+    });
+    const last = newest?.[0];
+    if (last === undefined || (JSON.parse(String(last.message.e)) as ChatEvent).type !== 'done') return null;
+    return Number(last.id.split('-')[0]);
   }
 
   private async *followInBatches(streamId: string, instance: string, after: number, signal?: AbortSignal): AsyncGenerator<readonly SequencedEvent[]> {
@@ -81,8 +93,10 @@ export class RemoteStreams {
         if (signal?.aborted) return;
         if (published !== publishedBefore) continue;
         // Asked for what comes after its `done`, or its copy expired: nothing more will come (a
-        // local job ends there too).
-        if (await this.over(streamId)) return;
+        // local job ends there too). Events written since the read above are read first.
+        const state = await this.copyState(streamId, next);
+        if (state === 'ended') return;
+        if (state === 'behind') continue;
         if (await this.quietWait((waker) => (wake = waker), signal)) continue;
         // Found gone, the owner gets one more read: it may have written its end just before.
         if (!(await this.calls.listening(instance).catch(() => true))) ownerGone = true;
@@ -112,18 +126,25 @@ export class RemoteStreams {
     });
   }
 
-  /** Whether the copy ends in `done` or is gone; a Redis that cannot tell counts as not over. */
-  private async over(streamId: string): Promise<boolean> {
+  /**
+   * `ended`: the copy is gone, or ends in a `done` the reader (at `next`) has had. `behind`: the
+   * copy has events after `next` (written since the last read). Else `running`; a Redis that
+   * cannot tell counts as running.
+   */
+  private async copyState(streamId: string, next: number): Promise<'ended' | 'behind' | 'running'> {
     const keys = streamKeys(this.redis.keyPrefix, streamId);
     try {
       const [exists, newest] = await Promise.all([
         withTimeout(this.redis.client.exists(keys.info)),
         withTimeout(this.redis.client.xRevRange(keys.events, '+', '-', { COUNT: 1 })),
       ]);
+      if (exists === 0) return 'ended';
       const last = newest?.[0];
-      return exists === 0 || (last !== undefined && (JSON.parse(String(last.message.e)) as ChatEvent).type === 'done');
+      if (last === undefined) return 'running';
+      if (Number(last.id.split('-')[0]) > next) return 'behind';
+      return (JSON.parse(String(last.message.e)) as ChatEvent).type === 'done' ? 'ended' : 'running';
     } catch {
-      return false;
+      return 'running';
     }
   }
 

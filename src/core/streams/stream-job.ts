@@ -14,6 +14,8 @@ export interface FollowableStream {
   readonly provider: ProviderName;
   follow(after: number, signal?: AbortSignal): AsyncGenerator<SequencedEvent>;
   followInBatches(after: number, signal?: AbortSignal): AsyncGenerator<readonly SequencedEvent[]>;
+  /** The sequence number of its `done` once it has ended, else null (a reader past it gets 204). */
+  doneSeq(): Promise<number | null>;
 }
 
 export type AbortCause = 'client' | 'shutdown';
@@ -26,7 +28,8 @@ const JOB_BYTES = 1024;
 function approximateBytes(event: ChatEvent): number {
   switch (event.type) {
     case 'text':
-      return 96 + event.content.length * 2;
+      // Log probabilities, when asked for, outweigh the text they describe.
+      return 96 + event.content.length * 2 + (event.logprobs ? JSON.stringify(event.logprobs).length * 2 : 0);
     case 'context_update':
     case 'done':
       return 512;
@@ -86,6 +89,10 @@ export class StreamJob implements FollowableStream {
   get doneMetadata(): Extract<ChatEvent, { type: 'done' }>['metadata'] | null {
     const last = this.log.at(-1)?.event;
     return last?.type === 'done' ? last.metadata : null;
+  }
+
+  doneSeq(): Promise<number | null> {
+    return Promise.resolve(this.doneMetadata ? this.lastSeq : null);
   }
 
   /** Roughly what the log holds in memory. */

@@ -25,12 +25,21 @@ export interface StreamRegistryOptions {
 /** How often finished streams past their retention are forgotten. */
 const SWEEP_INTERVAL_MS = 1000;
 
+/**
+ * How long a finished stream waits for the reader its transport promised (handOver) before it is
+ * retained like any other: long enough for any reply to look it up, short enough that a client
+ * that started a stream over /trpc and never followed it holds nothing for long.
+ */
+const HANDOVER_MS = 30_000;
+
 /** This instance's generations, running and recently finished. */
 export class StreamRegistry {
   private readonly jobs = new Map<string, StreamJob>();
   private readonly runningPerOwner = new Map<string, number>();
   /** Finished jobs still kept, oldest first: they finish in the order they expire. */
   private readonly finished = new Map<string, StreamJob>();
+  /** Jobs whose transport will read them by id and has not yet: kept whatever the retention. */
+  private readonly awaitingReader = new Set<StreamJob>();
   private retainedBytes = 0;
   private sweeper: NodeJS.Timeout | null = null;
   private stopping = false;
@@ -58,15 +67,38 @@ export class StreamRegistry {
 
   /** Forgets a job that never became visible (it failed before its provider answered). */
   drop(job: StreamJob): void {
+    this.awaitingReader.delete(job);
     this.jobs.delete(job.id);
     job.discard();
+  }
+
+  /**
+   * The transport that started `job` answers with it by reading it by id (after the provider's
+   * 2xx, CONTRACT §6, §12). A provider that fails at once can finish the job before that read;
+   * the job is then kept for it however short STREAM_RETENTION_MS or the memory budget is, so the
+   * reply is still the stream and never a 404. Called in the same microtask run as the 2xx
+   * resolved the launch, before any I/O could finish the job.
+   */
+  handOver(job: StreamJob): void {
+    if (this.jobs.get(job.id) === job && job.running) this.awaitingReader.add(job);
   }
 
   /** The user's stream; another user's, an unknown, an expired or a malformed id are all 404. */
   require(ownerId: string, id: string): StreamJob {
     const job = isId(id) ? this.jobs.get(id) : undefined;
-    if (job?.ownerId !== ownerId || this.expired(job)) throw AppError.notFound('Stream');
+    if (job?.ownerId !== ownerId) throw AppError.notFound('Stream');
+    if (this.awaitingReader.delete(job)) {
+      // The promised first read: from here on the job is retained like any other.
+      if (!job.running) this.retain(job);
+      return job;
+    }
+    if (this.expired(job)) throw AppError.notFound('Stream');
     return job;
+  }
+
+  /** Resolves once this instance's stream has finished; at once for a stream that is not here. */
+  async untilFinished(id: string): Promise<void> {
+    await this.jobs.get(id)?.finished();
   }
 
   /** Generations running on this instance now, all users together (for the metrics). */
@@ -109,6 +141,18 @@ export class StreamRegistry {
     else this.runningPerOwner.delete(job.ownerId);
     if (job.doneMetadata) this.options.onJobDone?.(job);
     // A dropped job is no longer known; a job finishing during shutdown has nobody to replay to.
+    if (!this.jobs.has(job.id) || this.stopping) return;
+    if (this.awaitingReader.has(job)) {
+      setTimeout(() => {
+        if (this.awaitingReader.delete(job)) this.retain(job);
+      }, HANDOVER_MS).unref();
+      return;
+    }
+    this.retain(job);
+  }
+
+  /** Keeps a finished job for replays, within the retention and the memory budget. */
+  private retain(job: StreamJob): void {
     if (!this.jobs.has(job.id) || this.stopping) return;
     this.finished.set(job.id, job);
     this.retainedBytes += job.approximateBytes;

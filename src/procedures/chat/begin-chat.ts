@@ -1,4 +1,5 @@
 import type { User } from '../../core/auth/permissions.js';
+import { callOptionsFrom, checkCallOptions } from '../../core/chat/chat-options.js';
 import { chooseApiKey, chooseChatModel, type ChatRoute } from '../../core/chat/chat-target.js';
 import { storedOrderId } from '../../core/chat/prompt-order-choice.js';
 import { startChat } from '../../core/chat/start-chat.js';
@@ -33,6 +34,8 @@ export async function beginChat(
       issues: [{ path: ['message'], message: `must be at most ${ctx.config.MAX_MESSAGE_LENGTH} characters` }],
     });
   }
+  const call = callOptionsFrom(input.options ?? {});
+  checkCallOptions(chosen.provider, chosen.model, call, [], 'options.');
   const target = chooseApiKey(ctx.config, route, chosen, input.apiKey);
   return startChat(ctx, {
     actor: { user: ctx.user, ip: ctx.ip },
@@ -42,7 +45,7 @@ export async function beginChat(
     mode: input.mode,
     conversationId: input.conversation_id,
     promptOrders: input.promptOrders,
-    options: input.options,
+    options: { temperature: input.options?.temperature, maxTokens: input.options?.maxTokens, call },
     wholeLines: options.wholeLines ?? false,
   });
 }

@@ -3,6 +3,8 @@ import { requirePermission } from '../guards.js';
 import { chatReplySchema, hostedChatInput, localChatInput, streamHandleSchema } from '../schemas/chat.js';
 import { beginChat } from './begin-chat.js';
 import { chatReply, streamHandle } from './chat-reply.js';
+import { oncePerKey } from './once-per-key.js';
+import { resumeOnRetry } from './resume-on-retry.js';
 import { providerMessageMeta, providerStreamMeta } from './provider-chat.types.js';
 
 // /api/{openai,anthropic,ollama}/message|stream: the same engine, the provider fixed by the path.
@@ -15,7 +17,7 @@ export function providerMessageProcedure(provider: ProviderName) {
     .meta(providerMessageMeta(provider))
     .input(inputFor(provider))
     .output(chatReplySchema)
-    .mutation(async ({ ctx, input }) => chatReply(await beginChat(ctx, input, { kind: 'provider', provider })));
+    .mutation(oncePerKey(async ({ ctx, input }) => chatReply(await beginChat(ctx, input, { kind: 'provider', provider }))));
 }
 
 export function providerStreamProcedure(provider: ProviderName) {
@@ -23,5 +25,5 @@ export function providerStreamProcedure(provider: ProviderName) {
     .meta(providerStreamMeta(provider))
     .input(inputFor(provider))
     .output(streamHandleSchema)
-    .mutation(async ({ ctx, input }) => streamHandle(await beginChat(ctx, input, { kind: 'provider', provider })));
+    .mutation(resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'provider', provider })))));
 }

@@ -1,6 +1,8 @@
 import { requirePermission } from '../guards.js';
 import { beginChat } from './begin-chat.js';
 import { chatReply, streamHandle } from './chat-reply.js';
+import { oncePerKey } from './once-per-key.js';
+import { resumeOnRetry } from './resume-on-retry.js';
 import {
   unifiedChatProcedureInput,
   unifiedMessageMeta,
@@ -13,10 +15,12 @@ export const unifiedMessageProcedure = requirePermission('chat:send', { rateGrou
   .meta(unifiedMessageMeta)
   .input(unifiedChatProcedureInput)
   .output(unifiedMessageOutput)
-  .mutation(async ({ ctx, input }) => chatReply(await beginChat(ctx, input, { kind: 'unified', provider: input.provider })));
+  .mutation(oncePerKey(async ({ ctx, input }) => chatReply(await beginChat(ctx, input, { kind: 'unified', provider: input.provider }))));
 
 export const unifiedStreamProcedure = requirePermission('chat:send', { rateGroup: 'chat' })
   .meta(unifiedStreamMeta)
   .input(unifiedChatProcedureInput)
   .output(unifiedStreamOutput)
-  .mutation(async ({ ctx, input }) => streamHandle(await beginChat(ctx, input, { kind: 'unified', provider: input.provider })));
+  .mutation(
+    resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'unified', provider: input.provider })))),
+  );

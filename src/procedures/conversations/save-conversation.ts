@@ -7,7 +7,7 @@ export const saveConversationProcedure = requirePermission('conversations:save')
   .input(saveConversationInput)
   .output(saveConversationOutput)
   .mutation(async ({ ctx, input }) => {
-    const conversationId = await saveConversation(ctx.store, ctx.user.id, input);
+    const conversationId = await saveConversation(ctx.store, ctx.user.id, input, ctx.config.MAX_IMPORT_MESSAGES);
     ctx.events.publish(ctx.user.id, { kind: 'conversation', action: 'saved', conversationId });
     return { success: true, conversationId };
   });

@@ -7,4 +7,4 @@ export const getCurrentModelProcedure = requirePermission('models:list')
   .meta(getCurrentModelMeta)
   .input(noInput)
   .output(getCurrentModelOutput)
-  .query(({ ctx }) => getCurrentModel(ctx.store, ctx.config));
+  .query(({ ctx }) => getCurrentModel(ctx.store, ctx.config, ctx.user.id));

@@ -7,7 +7,7 @@ export const getCurrentModelMeta = {
     method: 'GET',
     path: '/api/model/current',
     tags: ['models'],
-    summary: 'The shared active model and its capabilities',
+    summary: "The caller's active model (their own, else the service default) and its capabilities",
   },
 } satisfies ProcedureMeta;
 

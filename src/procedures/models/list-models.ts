@@ -8,4 +8,4 @@ export const listModelsProcedure = requirePermission('models:list')
   .meta(listModelsMeta)
   .input(noInput)
   .output(modelListOutput)
-  .query(async ({ ctx }) => ({ models: await listModels(ctx) }));
+  .query(async ({ ctx }) => ({ models: await listModels(ctx, ctx.user.id) }));

@@ -1,12 +1,16 @@
-import { switchModel } from '../../core/models/switch-model.js';
-import { requirePermission } from '../guards.js';
+import { resolveModelChoice, switchModel } from '../../core/models/switch-model.js';
+import { requirePermission, requirePermissionFor } from '../guards.js';
 import { switchModelInput, switchModelMeta, switchModelOutput } from './switch-model.types.js';
 
-export const switchModelProcedure = requirePermission('models:download', { rateGroup: 'models' })
+// The caller's own model (CONTRACT §12): anyone who may chat may choose what they chat with, as
+// long as they may use its provider; it no longer changes anyone else's, so models:download is not asked.
+export const switchModelProcedure = requirePermission('chat:send', { rateGroup: 'models' })
   .meta(switchModelMeta)
   .input(switchModelInput)
   .output(switchModelOutput)
   .mutation(async ({ ctx, input }) => {
-    const active = await switchModel(ctx, { userId: ctx.user.id, ip: ctx.ip }, input);
+    const chosen = await resolveModelChoice(ctx, input);
+    await requirePermissionFor(ctx, `providers:${chosen.provider}`);
+    const active = await switchModel(ctx, { userId: ctx.user.id, ip: ctx.ip }, chosen);
     return { success: true, activeModel: active.name, provider: active.provider };
   });

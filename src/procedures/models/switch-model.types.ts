@@ -7,7 +7,7 @@ export const switchModelMeta = {
     method: 'POST',
     path: '/api/model/switch',
     tags: ['models'],
-    summary: 'Set the shared active model (provider inferred when the name is unique)',
+    summary: "Set the caller's own active model (provider inferred when the name is unique)",
   },
 } satisfies ProcedureMeta;
 

@@ -1,7 +1,9 @@
 import type { User } from '../../core/auth/permissions.js';
-import { chooseApiKey, chooseChatModel } from '../../core/chat/chat-target.js';
+import { callOptionsFrom, checkCallOptions } from '../../core/chat/chat-options.js';
+import { chooseApiKey, chooseChatModel, type ChatTarget } from '../../core/chat/chat-target.js';
 import { startTranscriptChat } from '../../core/chat/start-transcript-chat.js';
 import { providerNames, type ProviderName } from '../../core/config/env-schema.js';
+import type { Config } from '../../core/config/load-config.js';
 import { AppError } from '../../core/errors/app-error.js';
 import { getActiveModel } from '../../core/models/active-model.js';
 import { completionIdentity, type CompletionIdentity } from '../../core/openai-compatible/completion-object.js';
@@ -29,32 +31,57 @@ function checkProvider(model: string): void {
 }
 
 /**
+ * The key a completion is sent with (CONTRACT §12, as on /api/unified/*): the caller's
+ * X-Provider-Api-Key, else the server's key for the provider, else (auth off only) the Bearer
+ * token, which SDKs always send, often as a dummy, so it never hides the server's key.
+ */
+function completionTarget(config: Config, chosen: { provider: ProviderName; model: string }, input: ChatCompletionInput): ChatTarget {
+  const callerKey = input.apiKey?.trim() || undefined;
+  const serverKey = config.providers[chosen.provider].apiKey;
+  const given = callerKey ?? (serverKey === undefined ? input.bearerKey?.trim() || undefined : undefined);
+  if (chosen.provider !== 'ollama' && given === undefined && serverKey === undefined) {
+    throw AppError.invalid(
+      `An API key for ${chosen.provider} is required: send it in the X-Provider-Api-Key header` +
+        (config.AUTH_ENABLED ? '' : ' or as the Bearer token') +
+        ', or configure one on the server',
+      { field: 'apiKey' },
+    );
+  }
+  return chooseApiKey(config, { kind: 'unified', provider: chosen.provider }, chosen, given);
+}
+
+/**
  * Everything a completion does before its transport takes over, as beginChat does for the other
  * chat paths: the provider's guard (providers:<provider>, before any byte), the model and key
- * rules, the request's conversation read and checked, then the engine's job. Hosted providers
- * need the caller's key (CONTRACT §1's per-provider rule): the server's key is not lent to API
- * clients.
+ * rules, the parameters held against the provider (CONTRACT §12), the request's conversation
+ * read and checked, then the engine's job.
  */
 export async function beginCompletion(
   ctx: Context & { user: User },
   input: ChatCompletionInput,
 ): Promise<{ job: StreamJob; conversationId: string; identity: CompletionIdentity }> {
   checkProvider(input.model);
-  const chosen = chooseChatModel(ctx.config, { kind: 'plain' }, input.model, await getActiveModel(ctx.store, ctx.config));
+  const chosen = chooseChatModel(ctx.config, { kind: 'plain' }, input.model, await getActiveModel(ctx.store, ctx.config, ctx.user.id));
   await requirePermissionFor(ctx, `providers:${chosen.provider}`);
-  const keyRequired =
-    `An API key for ${chosen.provider} is required: send it in the X-Provider-Api-Key header` +
-    (ctx.config.AUTH_ENABLED ? '' : ' or as the Bearer token');
-  const target = chooseApiKey(ctx.config, { kind: 'provider', provider: chosen.provider }, chosen, input.apiKey, keyRequired);
+  const callerTools = callerToolSpecs(input.tools);
+  const call = callOptionsFrom(input);
+  checkCallOptions(
+    chosen.provider,
+    chosen.model,
+    call,
+    callerTools.map((tool) => tool.name),
+  );
+  const target = completionTarget(ctx.config, chosen, input);
   const transcript = readTranscript(input.messages, ctx.config.MAX_MESSAGE_LENGTH);
   const { job, conversationId } = await startTranscriptChat(ctx, {
     actor: { user: ctx.user, ip: ctx.ip },
     target,
     transcript,
-    callerTools: callerToolSpecs(input.tools, input.tool_choice),
+    callerTools,
     options: {
       temperature: input.temperature ?? undefined,
       maxTokens: input.max_completion_tokens ?? input.max_tokens ?? undefined,
+      call,
     },
   });
   return { job, conversationId, identity: completionIdentity(job.id, target.provider, target.model) };

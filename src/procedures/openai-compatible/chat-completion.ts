@@ -1,5 +1,6 @@
 import { collectReply } from '../../core/chat/collect-reply.js';
 import { chatCompletion } from '../../core/openai-compatible/completion-object.js';
+import { oncePerKey } from '../chat/once-per-key.js';
 import { requirePermission } from '../guards.js';
 import { beginCompletion } from './begin-completion.js';
 import { chatCompletionInput, chatCompletionOutput, chatCompletionStreamOutput } from './chat-completion.types.js';
@@ -13,17 +14,24 @@ const CONVERSATION_HEADER = 'X-Conversation-Id';
 export const chatCompletionProcedure = requirePermission('chat:send', { rateGroup: 'chat' })
   .input(chatCompletionInput)
   .output(chatCompletionOutput)
-  .mutation(async ({ ctx, input }) => {
-    const { job, conversationId, identity } = await beginCompletion(ctx, input);
-    ctx.response.headers[CONVERSATION_HEADER] = conversationId;
-    return chatCompletion(identity, await collectReply(job));
-  });
+  .mutation(
+    oncePerKey(async ({ ctx, input }) => {
+      const { job, conversationId, identity } = await beginCompletion(ctx, input);
+      ctx.response.headers[CONVERSATION_HEADER] = conversationId;
+      return chatCompletion(identity, await collectReply(job), input.logprobs === true);
+    }),
+  );
 
 export const chatCompletionStreamProcedure = requirePermission('chat:send', { rateGroup: 'chat' })
   .input(chatCompletionInput)
   .output(chatCompletionStreamOutput)
-  .mutation(async ({ ctx, input }) => {
-    const { job, conversationId, identity } = await beginCompletion(ctx, input);
-    ctx.response.headers[CONVERSATION_HEADER] = conversationId;
-    return { streamId: job.id, conversationId, ...identity, includeUsage: input.stream_options?.include_usage === true };
-  });
+  .mutation(
+    // No resume on /v1 (CONTRACT §12): its clients do not send Last-Event-ID, and a closed stream is aborted.
+    oncePerKey(async ({ ctx, input }) => {
+      const { job, conversationId, identity } = await beginCompletion(ctx, input);
+      // The bridge reads the job by id next; kept for that read even if it has finished already.
+      ctx.streams.handOver(job);
+      ctx.response.headers[CONVERSATION_HEADER] = conversationId;
+      return { streamId: job.id, conversationId, ...identity, includeUsage: input.stream_options?.include_usage === true };
+    }),
+  );

@@ -4,6 +4,7 @@ import { chatModes } from '../../core/chat/chat-tools.js';
 import { finishReasons } from '../../core/chat/chat-events.js';
 import { promptOrderInputSchema } from '../../core/prompt-orders/prompt-order-schema.js';
 import { headerSafeMessage, headerSafeText } from './common.js';
+import { openAIParameterFields } from './openai-parameters.js';
 import { contextSchema } from './conversation.js';
 
 // The chat bodies of interface-spec "Chat and assistant" and "Unified and per-provider chat",
@@ -20,10 +21,15 @@ const chatFields = {
   model: z.string().trim().min(1).max(300).optional(),
   conversation_id: z.string().max(200).optional(),
   promptOrders: promptOrdersSchema.optional(),
+  /**
+   * CONTRACT §6's options and §12's OpenAI parameters by OpenAI's names (openai-parameters.ts).
+   * Strict: an option the service does not know is a 400, never silently dropped.
+   */
   options: z
-    .object({
+    .strictObject({
       temperature: z.number().min(0).max(2).optional(),
       maxTokens: z.number().int().min(1).max(1_000_000).optional(),
+      ...openAIParameterFields,
     })
     .optional(),
 };
@@ -68,6 +74,17 @@ export const chatReplySchema = z.object({
   provider: z.string(),
   toolCalls: z.array(z.object({ id: z.string(), name: z.string(), params: z.unknown(), result: z.unknown().optional() })),
   metadata: doneMetadataSchema,
+  /** The answer's token log probabilities, when `options.logprobs` asked for them (OpenAI only). */
+  logprobs: z
+    .array(
+      z.object({
+        token: z.string(),
+        logprob: z.number(),
+        bytes: z.array(z.number()).nullable(),
+        top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number(), bytes: z.array(z.number()).nullable() })),
+      }),
+    )
+    .optional(),
 });
 
 /** What a streaming procedure hands the SSE bridge. */

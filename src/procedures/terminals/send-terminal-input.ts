@@ -3,7 +3,7 @@ import { atHome, terminalHome } from '../at-home.js';
 import { requirePermission } from '../guards.js';
 import { sendTerminalInputInput, sendTerminalInputMeta, sendTerminalInputOutput } from './send-terminal-input.types.js';
 
-export const sendTerminalInputProcedure = requirePermission('terminal:execute', { rateGroup: 'general', feature: 'systemCommands' })
+export const sendTerminalInputProcedure = requirePermission('terminal:execute', { rateGroup: 'none', feature: 'systemCommands' })
   .meta(sendTerminalInputMeta)
   .input(sendTerminalInputInput)
   .output(sendTerminalInputOutput)

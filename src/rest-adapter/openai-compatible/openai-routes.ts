@@ -2,14 +2,14 @@ import { Router, type Request, type Response } from 'express';
 import { AppError } from '../../core/errors/app-error.js';
 import type { AppDeps } from '../../procedures/context.js';
 import { appErrorFrom } from '../../procedures/error-mapping.js';
-import type { ProcedureMeta, RateGroup } from '../../procedures/meta.js';
 import type { ChatCompletionStreamHandle } from '../../procedures/openai-compatible/chat-completion.types.js';
 import { createCallerFactory } from '../../procedures/trpc.js';
 import { createRequestContext } from '../../http/request-context.js';
 import type { AppRouter } from '../../routers/app-router.js';
 import { procedureAtPath } from '../../routers/procedure-at-path.js';
 import { readJsonBody } from '../read-body.js';
-import { providerKeyOf } from './provider-key.js';
+import { endAtTokenExpiry } from '../end-at-token-expiry.js';
+import { providerKeysOf } from './provider-key.js';
 import { sendOpenAIError } from './send-openai-error.js';
 import { writeCompletionStream } from './write-completion-stream.js';
 
@@ -21,14 +21,11 @@ type Operation = 'chatCompletion' | 'chatCompletionStream' | 'models';
 /**
  * The OpenAI-compatible bridge (CONTRACT §10): `POST /v1/chat/completions` and `GET /v1/models`
  * over the openaiCompatible procedures, in OpenAI's wire format and error object. The checks run
- * in the contract's order: unknown path (404, before anything), rate limit (the procedure's
- * group, counted here because the limiter middleware covers /api and /trpc only), then the
- * procedure's authentication, permission and validation.
+ * in the contract's order: unknown path (404, before anything), then the procedure's chain: rate
+ * limit, authentication, permission and validation.
  */
 export function openAICompatibleRoutes(appRouter: AppRouter, deps: AppDeps): Router {
   const createCaller = createCallerFactory(appRouter);
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } } | undefined>;
-  const rateGroup = (operation: Operation): RateGroup => procedures[`openaiCompatible.${operation}`]?._def.meta?.rateGroup ?? 'general';
 
   /** Runs one procedure for a request; the reply is the caller's to write. */
   async function call(req: Request, res: Response, operation: Operation, input: unknown) {
@@ -36,15 +33,6 @@ export function openAICompatibleRoutes(appRouter: AppRouter, deps: AppDeps): Rou
     const data = await procedureAtPath(createCaller(ctx), `openaiCompatible.${operation}`)(input);
     for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
     return { ctx, data };
-  }
-
-  /** Counts the request in its rate group; false when it was refused (and answered). */
-  async function withinLimit(req: Request, res: Response, operation: Operation): Promise<boolean> {
-    const group = rateGroup(operation);
-    if (!deps.rateLimits || group === 'none') return true;
-    const refusal = await deps.rateLimits.hit(group, req.ip ?? '');
-    if (refusal) sendOpenAIError(res, refusal);
-    return refusal === null;
   }
 
   function fail(req: Request, res: Response, error: unknown, bodyError?: AppError): void {
@@ -65,21 +53,26 @@ export function openAICompatibleRoutes(appRouter: AppRouter, deps: AppDeps): Rou
   routes.post('/v1/chat/completions', async (req, res) => {
     let bodyError: AppError | undefined;
     try {
-      if (!(await withinLimit(req, res, 'chatCompletion'))) return;
       const body = await readJsonBody(req, deps.config.BODY_LIMIT);
       let input: unknown = UNREADABLE_BODY;
-      if (body.ok) input = { ...body.value, apiKey: providerKeyOf(req, deps.config) };
+      if (body.ok) input = { ...body.value, ...providerKeysOf(req, deps.config) };
       else bodyError = body.error;
       if (body.ok && body.value?.stream === true) {
         const { ctx, data } = await call(req, res, 'chatCompletionStream', input);
         const handle = data as ChatCompletionStreamHandle;
         // The procedure's guard resolved the caller already; this reads the memoised result.
         const caller = await ctx.identify();
-        await writeCompletionStream(res, await deps.streams.locate(caller.id, handle.streamId), {
-          identity: { id: handle.id, created: handle.created, model: handle.model },
-          includeUsage: handle.includeUsage,
-          pingIntervalMs: deps.config.SSE_PING_INTERVAL_MS,
-        });
+        // /v1 has no resume (CONTRACT §12): the cut at expiry aborts the generation, as a client's close does.
+        const stopAtExpiry = endAtTokenExpiry(res, caller.tokenExpiresAt);
+        try {
+          await writeCompletionStream(res, await deps.streams.locate(caller.id, handle.streamId), {
+            identity: { id: handle.id, created: handle.created, model: handle.model },
+            includeUsage: handle.includeUsage,
+            pingIntervalMs: deps.config.SSE_PING_INTERVAL_MS,
+          });
+        } finally {
+          stopAtExpiry();
+        }
         return;
       }
       const { data } = await call(req, res, 'chatCompletion', input);
@@ -91,7 +84,6 @@ export function openAICompatibleRoutes(appRouter: AppRouter, deps: AppDeps): Rou
 
   routes.get('/v1/models', async (req, res) => {
     try {
-      if (!(await withinLimit(req, res, 'models'))) return;
       const { data } = await call(req, res, 'models', {});
       res.status(200).json(data);
     } catch (error) {

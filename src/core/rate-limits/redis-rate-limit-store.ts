@@ -1,6 +1,6 @@
 import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
-import type { RedisClient } from '../core/redis/redis-connection.js';
-import { withTimeout } from '../core/redis/redis-timeout.js';
+import type { RedisClient } from '../redis/redis-connection.js';
+import { withTimeout } from '../redis/redis-timeout.js';
 
 // One fixed window per key: the first hit starts it with the window's expiry, later hits count
 // up. Sent as EVAL every time rather than a cached script's SHA: a script cache lost to a Redis
