@@ -65,7 +65,13 @@ export class SqliteCheckpointer {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    // Waited for, the thread must keep the process alive: unreferenced, the process would end
+    // (with code 0) while the shutdown awaits it, before the rest of the stop ran.
+    this.worker.ref();
     this.worker.postMessage('stop');
+    // A thread stuck in a checkpoint is not waited for long.
+    const stuck = setTimeout(() => void this.worker.terminate(), 2000);
     await this.exited;
+    clearTimeout(stuck);
   }
 }
