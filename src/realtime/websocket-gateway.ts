@@ -51,8 +51,9 @@ function channelFor(pathname: string): Channel | null {
  * The WebSocket upgrades (CONTRACT §8) on the HTTP server, checked in the contract's order (§2):
  * path (404) → Host (403) → not from inside a terminal (403) → Origin (403), then a procedure's
  * chain: rate limit (429) → token (401, or 503 while the identity provider is unreachable), the
- * token from the Authorization header or the `access_token` query. A refused upgrade is an HTTP reply in the error envelope. Open sockets
- * are pinged every WS_PING_INTERVAL_MS and dropped when a ping goes unanswered.
+ * token from the Authorization header or the `access_token` query. A refused upgrade is an HTTP
+ * reply in the error envelope. Open sockets are pinged every WS_PING_INTERVAL_MS and dropped when
+ * a ping goes unanswered.
  */
 export function attachWebSockets(server: Server, deps: AppDeps, clientIp: (req: IncomingMessage) => string): { close(): void } {
   const { config } = deps;

@@ -32,6 +32,11 @@ const corpus: [string, string[]][] = [
   ['replacement \uFFFD', ['nonchar \uFFFF here']],
   ['Mixed Case Title', ['The Quick Brown Fox', 'the quick brown fox', 'QUICK']],
   ['', ['']],
+  // Longer than SQLite's indexed head (4,096 characters): text past it, and text across its edge,
+  // must be found as on PostgreSQL, which searches the whole content.
+  ['long tail', [`${'filler '.repeat(700)}XYLOPHONE tail-only-needle`]],
+  ['long edge', [`${'y'.repeat(4090)}edge-spanning-needle`]],
+  ['long head', [`head-only-needle ${'z'.repeat(5000)}`]],
 ];
 
 const queries = [
@@ -49,6 +54,7 @@ const queries = [
   '\uFFFD', '\uFFFF', '\uD800', 'x\uDC00y',
   'quick brown', 'QUICK', 'qu', 'q', 'x', 'zz', 'no such text anywhere',
   ' ok ', 'o', 'ok', 'a'.repeat(500),
+  'tail-only-needle', 'TAIL-ONLY', 'xylophone', 'edge-spanning-needle', 'yyyyedge', 'head-only-needle', 'filler filler', 'zzz',
 ];
 
 interface Answer {

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
+import { globPattern, likeFoldsAlike, likePattern } from './conversation-search-patterns.js';
 import { retryWhileBusy } from './sqlite-busy.js';
 import { ListedPageSelection, type ListedRow } from './sqlite-conversation-reads-order.js';
 import { STEP_BUDGET_MS, type ScanRequest, type ScanRow } from './sqlite-conversation-reads-scan.js';
@@ -26,10 +27,18 @@ const MAX_STEP_MATCHES = 16_384;
 /** What a step aims at, below STEP_BUDGET_MS, since its size is chosen from the step before. */
 const STEP_TARGET_MS = STEP_BUDGET_MS * 0.75;
 
-export interface LookUpRequest extends Omit<ScanRequest, 'text'> {
+export interface LookUpRequest extends ScanRequest {
   /** The search text as one FTS5 phrase (fts5Phrase). */
   phrase: string;
 }
+
+/**
+ * Messages are indexed by their first INDEXED_CHARACTERS characters (the migration's triggers);
+ * the messages longer than that, listed by the partial index "Message_long_idx", are searched
+ * whole here, LONG_STEP_CONVERSATIONS conversations a step.
+ */
+const INDEXED_CHARACTERS = 4096;
+const LONG_STEP_CONVERSATIONS = 16;
 
 interface StepParameters {
   phrase: string;
@@ -50,9 +59,53 @@ type StepRow = { matches: number; last: number | null } & (
   | { [K in keyof ListedRow | 'inPage']: null }
 );
 
-export type LookUpStatements = Database.Statement<[StepParameters], StepRow>;
+interface LongStepParameters {
+  pattern: string;
+  from: string;
+  size: number;
+  ownerId: string;
+  at: string | null;
+  id: string | null;
+}
+
+/** As StepRow, for a step over the conversations holding long messages: `last` is a conversation id. */
+type LongStepRow = { matches: number; last: string | null } & (
+  | (ListedRow & { inPage: number })
+  | { [K in keyof ListedRow | 'inPage']: null }
+);
+
+export interface LookUpStatements {
+  index: Database.Statement<[StepParameters], StepRow>;
+  long: { like: Database.Statement<[LongStepParameters], LongStepRow>; glob: Database.Statement<[LongStepParameters], LongStepRow> };
+}
 
 export function prepareLookUp(db: Database.Database): LookUpStatements {
+  return { index: prepareIndexStep(db), long: { like: prepareLongStep(db, 'LIKE'), glob: prepareLongStep(db, 'GLOB') } };
+}
+
+/**
+ * A step over the conversations that hold a message longer than the indexed head, in id order
+ * through the partial index: the caller's listed ones among them whose long messages hold the
+ * pattern anywhere. `length(...) > 4096` is the index's WHERE clause, word for word, as SQLite
+ * needs to use it.
+ */
+function prepareLongStep(db: Database.Database, operator: 'LIKE' | 'GLOB'): Database.Statement<[LongStepParameters], LongStepRow> {
+  const escape = operator === 'LIKE' ? ` ESCAPE '\\'` : '';
+  return db.prepare<[LongStepParameters], LongStepRow>(
+    `WITH step AS MATERIALIZED (
+       SELECT DISTINCT m."conversationId" AS id FROM "Message" m
+       WHERE length(m."content") > ${INDEXED_CHARACTERS} AND m."conversationId" > @from ORDER BY m."conversationId" LIMIT @size),
+     found AS (
+       SELECT c.id, c.title, c."createdAt", c."lastModified", c."messageCount",
+              (@at IS NULL OR (c."lastModified" <= @at AND (c."lastModified" < @at OR c.id > @id))) AS "inPage"
+       FROM step CROSS JOIN "Conversation" c ON c.id = step.id
+       WHERE c."ownerId" = @ownerId AND (c."messageCount" > 0 OR c."title" <> '')
+         AND EXISTS (SELECT 1 FROM "Message" l WHERE l."conversationId" = c.id AND length(l."content") > ${INDEXED_CHARACTERS} AND l."content" ${operator} @pattern${escape}))
+     SELECT p.matches, p.last, found.* FROM (SELECT COUNT(*) AS matches, MAX(id) AS last FROM step) p LEFT JOIN found ON 1`,
+  );
+}
+
+function prepareIndexStep(db: Database.Database): Database.Statement<[StepParameters], StepRow> {
   // The index is read in rowid order, its own order, so a step reads only the matches it
   // counts; the conversations are then looked up by id (a few per step: a conversation's
   // messages mostly sit next to each other in the index). CROSS JOIN keeps that order: left to
@@ -72,8 +125,13 @@ export function prepareLookUp(db: Database.Database): LookUpStatements {
   );
 }
 
-/** Looks the phrase up for the owner: how many listed conversations match, and the page of them. */
-export async function lookUpConversations(statement: LookUpStatements, request: LookUpRequest): Promise<{ rows: ScanRow[]; total: number }> {
+/**
+ * Looks the phrase up for the owner: how many listed conversations match, and the page of them.
+ * The index finds the text in titles and in messages' first INDEXED_CHARACTERS characters; the
+ * long messages are then searched whole, so together they cover every character.
+ */
+export async function lookUpConversations(statements: LookUpStatements, request: LookUpRequest): Promise<{ rows: ScanRow[]; total: number }> {
+  const statement = statements.index;
   const counted = new Set<string>();
   const selection = new ListedPageSelection<ScanRow>(request.offset, request.take);
   const cursor = request.after ?? { at: null, id: null };
@@ -98,6 +156,23 @@ export async function lookUpConversations(statement: LookUpStatements, request: 
     const stepPace = size / Math.max(elapsed, 0.05);
     pace = pace === null ? stepPace : (pace + stepPace) / 2;
     size = Math.round(Math.min(MAX_STEP_MATCHES, size * 2, Math.max(MIN_STEP_MATCHES, pace * STEP_TARGET_MS)));
+    await nextTurn();
+  }
+  const like = likeFoldsAlike(request.text);
+  const long = like ? statements.long.like : statements.long.glob;
+  const pattern = like ? likePattern(request.text) : globPattern(request.text);
+  let fromConversation = '';
+  for (;;) {
+    const parameters = { pattern, from: fromConversation, size: LONG_STEP_CONVERSATIONS, ownerId: request.ownerId, ...cursor };
+    const rows = await retryWhileBusy(() => long.all(parameters));
+    for (const row of rows) {
+      if (row.id === null || counted.has(row.id)) continue;
+      counted.add(row.id);
+      if (row.inPage === 1) selection.add({ id: row.id, title: row.title, createdAt: row.createdAt, lastModified: row.lastModified, messageCount: row.messageCount });
+    }
+    const progress = rows[0];
+    if (!progress || progress.last === null || progress.matches < LONG_STEP_CONVERSATIONS) break;
+    fromConversation = progress.last;
     await nextTurn();
   }
   return { rows: selection.page(), total: counted.size };

@@ -137,7 +137,7 @@ export class SqliteConversationReads implements ConversationReads {
     const { rows, total } =
       characters(text).length < TRIGRAM_LENGTH
         ? await scanConversations(this.scanStatements, { ...request, text })
-        : await lookUpConversations(this.lookUpStatements, { ...request, phrase: fts5Phrase(text) });
+        : await lookUpConversations(this.lookUpStatements, { ...request, text, phrase: fts5Phrase(text) });
     return pageOf(rows, total, query.limit);
   }
 

@@ -29,9 +29,17 @@ CREATE VIRTUAL TABLE "ConversationSearch" USING fts5(
     tokenize = 'trigram case_sensitive 0 remove_diacritics 0'
 );
 
+-- A message is indexed by its first 4,096 characters: indexing is synchronous, in the writer's
+-- commit, and a 100,000-character question took 60–370 ms of the event loop to index whole (and a
+-- long answer is re-indexed at every rewrite while it streams). The rest of a longer message is
+-- searched by the lookup itself, over the messages this partial index lists
+-- (sqlite-conversation-reads-lookup.ts), so a search still finds text anywhere in a message. The
+-- length and its test are repeated word for word there, which SQLite needs to use the index.
+CREATE INDEX "Message_long_idx" ON "Message"("conversationId") WHERE length("content") > 4096;
+
 CREATE TRIGGER "Message_search_insert" AFTER INSERT ON "Message" BEGIN
     INSERT INTO "ConversationSearchEntry" ("conversationId", "messageId") VALUES (new."conversationId", new."id");
-    INSERT INTO "ConversationSearch" (rowid, "text") VALUES (last_insert_rowid(), new."content");
+    INSERT INTO "ConversationSearch" (rowid, "text") VALUES (last_insert_rowid(), substr(new."content", 1, 4096));
 END;
 
 -- A growing answer is rewritten every 250 ms while it streams; each write replaces its entry.
@@ -39,7 +47,7 @@ CREATE TRIGGER "Message_search_update" AFTER UPDATE OF "id", "conversationId", "
     DELETE FROM "ConversationSearch" WHERE rowid = (SELECT "id" FROM "ConversationSearchEntry" WHERE "messageId" = old."id");
     DELETE FROM "ConversationSearchEntry" WHERE "messageId" = old."id";
     INSERT INTO "ConversationSearchEntry" ("conversationId", "messageId") VALUES (new."conversationId", new."id");
-    INSERT INTO "ConversationSearch" (rowid, "text") VALUES (last_insert_rowid(), new."content");
+    INSERT INTO "ConversationSearch" (rowid, "text") VALUES (last_insert_rowid(), substr(new."content", 1, 4096));
 END;
 
 CREATE TRIGGER "Message_search_delete" AFTER DELETE ON "Message" BEGIN
@@ -70,7 +78,7 @@ END;
 INSERT INTO "ConversationSearchEntry" ("conversationId", "messageId") SELECT "conversationId", "id" FROM "Message";
 INSERT INTO "ConversationSearchEntry" ("conversationId", "messageId") SELECT "id", NULL FROM "Conversation" WHERE "title" <> '';
 INSERT INTO "ConversationSearch" (rowid, "text")
-    SELECT e."id", m."content" FROM "ConversationSearchEntry" e JOIN "Message" m ON m."id" = e."messageId";
+    SELECT e."id", substr(m."content", 1, 4096) FROM "ConversationSearchEntry" e JOIN "Message" m ON m."id" = e."messageId";
 INSERT INTO "ConversationSearch" (rowid, "text")
     SELECT e."id", c."title" FROM "ConversationSearchEntry" e JOIN "Conversation" c ON c."id" = e."conversationId" WHERE e."messageId" IS NULL;
 
