@@ -26,6 +26,7 @@ import { createIdempotencyStore } from './core/idempotency/create-idempotency-st
 import type { StreamJob } from './core/streams/stream-job.js';
 import { createAuthenticator } from './core/auth/authenticator.js';
 import { connectRedis } from './core/redis/redis-connection.js';
+import { CommandDecisions } from './core/commands/command-decisions.js';
 import { UserEvents } from './core/events/user-events.js';
 import { createRateLimits } from './core/rate-limits/rate-limits.js';
 import { createCluster } from './core/cluster/cluster.js';
@@ -139,6 +140,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     files,
     judge,
     ...(egressPolicy ? { egressPolicy } : {}),
+    decisions: new CommandDecisions(),
     modelDownloads,
     streams,
     startedAt,

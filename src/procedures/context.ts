@@ -17,6 +17,7 @@ import type { WorkspaceFiles } from '../core/workspaces/workspace-files.js';
 import type { CommandJudge } from '../core/security/command-judge.js';
 import type { IdempotencyStore } from '../core/idempotency/idempotency-store.js';
 import type { ChatAttempt } from '../core/chat/chat-attempt.js';
+import type { CommandDecisions } from '../core/commands/command-decisions.js';
 
 /** What every transport shares: built once at start-up. */
 export interface AppDeps {
@@ -43,6 +44,8 @@ export interface AppDeps {
   judge: CommandJudge;
   /** What commands may reach through their terminal's egress proxy (SANDBOX_NETWORK=proxy). */
   egressPolicy?: EgressPolicy;
+  /** Where this instance's paused agents wait for the decision on their held commands. */
+  decisions: CommandDecisions;
   /** This instance's Ollama pulls and their progress. */
   modelDownloads: ModelDownloads;
   /** This instance's chat generations, running and recently finished (resumable streams). */

@@ -216,29 +216,44 @@ describeWithBrowser('the web interface in a browser', () => {
     await page.screenshot({ path: screenshotPath('tool-call') });
   });
 
-  it.runIf(sandboxAvailable)('asks to confirm a command the agent wants to run, and runs it when confirmed', async () => {
+  it.runIf(sandboxAvailable)('pauses the agent on a held command: confirmed in the dialog, the same answer continues with its output', async () => {
     workspace.file('build/out.txt', 'old build\n');
-    fake.enqueue(toolCall('run_command', { command: 'rm -rf ./build' }), answer('Waiting for your confirmation.'));
+    const command = 'rm -rf ./build && echo cleaned';
+    fake.reset();
+    fake.enqueue(toolCall('run_command', { command }), answer('The build is clean now.'));
     await send('Clean the build', 'agent');
     const dialog = page.locator('#confirm-dialog');
     await dialog.waitFor({ state: 'visible', timeout: 20_000 });
-    expect(await dialog.locator('#confirm-command').textContent()).toBe('rm -rf ./build');
+    expect(await dialog.locator('#confirm-command').textContent()).toBe(command);
     expect(await dialog.textContent()).toContain('Risk: high');
     // Reject has the focus, so a stray Enter cannot run it.
     expect(await page.evaluate('document.activeElement?.id')).toBe('confirm-reject');
+    // The answer is paused, not over: its tool call shows as waiting and the stream is open.
+    const tool = lastAnswer().locator('details.tool-call[data-tool="run_command"]');
+    await expect.poll(() => tool.locator('.tool-state').textContent(), { timeout: 10_000 }).toBe('(waiting for confirmation)');
+    expect(await lastAnswer().getAttribute('aria-busy')).toBe('true');
     await page.screenshot({ path: screenshotPath('confirmation-dialog') });
     expect(existsSync(join(workspace.path, 'build'))).toBe(true);
     await dialog.locator('#confirm-run').click();
     await dialog.waitFor({ state: 'hidden' });
     expect((await service.request('GET', '/api/security/pending')).body.pending).toEqual([]);
-    // The command really ran: the folder it removes is gone.
-    await expect.poll(() => existsSync(join(workspace.path, 'build')), { timeout: 10_000 }).toBe(false);
+    // The command really ran, and the same answer went on with its output.
     await answerFinished();
+    expect(existsSync(join(workspace.path, 'build'))).toBe(false);
+    expect(await tool.locator('.tool-state').textContent()).toBe('(done)');
+    await tool.locator('summary').click();
+    expect(await tool.locator('.tool-result').textContent()).toContain('cleaned');
+    expect(await lastAnswer().textContent()).toContain('The build is clean now.');
+    expect(await page.locator('article.message.assistant', { hasText: 'The build is clean now.' }).count()).toBe(1);
+    // The model was asked again with the command's real outcome.
+    const followUp = fake.chatRequests()[1]?.body as { messages: { role: string; content: string }[] } | undefined;
+    expect(followUp?.messages.filter((message) => message.role === 'tool').at(-1)?.content).toContain('cleaned');
   });
 
-  it.runIf(sandboxAvailable)('does not run a held command that is rejected', async () => {
+  it.runIf(sandboxAvailable)('a held command rejected in the dialog does not run, and the model says so', async () => {
     workspace.file('keep/me.txt', 'keep\n');
-    fake.enqueue(toolCall('run_command', { command: 'rm -rf ./keep' }), answer('Waiting for your confirmation.'));
+    fake.reset();
+    fake.enqueue(toolCall('run_command', { command: 'rm -rf ./keep' }), answer('Understood: I did not remove it.'));
     await send('Remove keep', 'agent');
     const dialog = page.locator('#confirm-dialog');
     await dialog.waitFor({ state: 'visible', timeout: 20_000 });
@@ -248,6 +263,11 @@ describeWithBrowser('the web interface in a browser', () => {
     expect((await service.request('GET', '/api/security/pending')).body.pending).toEqual([]);
     await answerFinished();
     expect(existsSync(join(workspace.path, 'keep', 'me.txt'))).toBe(true);
+    const tool = lastAnswer().locator('details.tool-call[data-tool="run_command"]');
+    expect(await tool.locator('.tool-state').textContent()).toBe('(rejected)');
+    expect(await lastAnswer().textContent()).toContain('Understood: I did not remove it.');
+    const followUp = fake.chatRequests()[1]?.body as { messages: { role: string; content: string }[] } | undefined;
+    expect(JSON.parse(followUp?.messages.filter((message) => message.role === 'tool').at(-1)?.content ?? '{}')).toMatchObject({ rejected: true });
   });
 
   it('lists, searches, opens, renames and deletes conversations', async () => {

@@ -251,12 +251,18 @@ describeWithSandbox('agent run_command in the sandbox', () => {
     expect(toolMessagesOf(fake.chatRequests()[1]?.body)).toEqual([result]);
   });
 
-  it('holds a high-risk command for confirmation, also when the model claims it is low risk', async () => {
+  it('holds a high-risk command for confirmation, also when the model claims it is low risk (the JSON path: the hold is the result)', async () => {
+    // The streaming paths pause on a hold instead (agent-approval-pause.test.ts).
     mkdirSync(join(workspace.path, 'build'), { recursive: true });
     for (const args of [{ command: 'rm -rf ./build' }, { command: 'rm -rf ./build', risk: 'low' }]) {
       fake.reset();
       fake.enqueue(toolCall('run_command', args), answer('waiting for you'));
-      const result = expectOneToolRoundTrip(await chat(svc, 'clean the build', 'agent'), 'run_command', 'waiting for you');
+      const reply = await svc.request('POST', '/api/message', { json: { message: 'clean the build', mode: 'agent' } });
+      expect(reply.status).toBe(200);
+      expect(reply.body.response).toBe('waiting for you');
+      const result = reply.body.toolCalls[0].result;
+      // The second round of the loop has the first one's exchange in its history.
+      expect(toolMessagesOf(fake.chatRequests()[1]?.body).at(-1)).toEqual(result);
       expect(result).toMatchObject({ status: 'pending_confirmation', commandId: expect.stringMatching(/^[0-9a-f-]{36}$/), risk: 'high' });
       expect(await pendingIds()).toContain(result.commandId);
       expect(existsSync(join(workspace.path, 'build'))).toBe(true);

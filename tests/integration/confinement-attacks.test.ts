@@ -236,7 +236,7 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
   it("keeps the model's file tools inside the workspace however a racing process swaps a folder for a link", async () => {
     const deps = svc.service.deps;
     const row = await deps.store.db.workspace.findUniqueOrThrow({ where: { path: workspace.path } });
-    const context: ToolContext = { deps, actor: { user: userWith('local', ['TheDude']), ip: '127.0.0.1' }, workspace: toWorkspaceRef(row) };
+    const context: ToolContext = { deps, actor: { user: userWith('local', ['TheDude']), ip: '127.0.0.1' }, workspace: toWorkspaceRef(row), pauseForApproval: false };
     const tools = new Map(toolsForMode('agent', context).map((tool) => [tool.spec.name, tool]));
     const readTool = tools.get('read_file');
     const writeTool = tools.get('write_file');
@@ -437,7 +437,7 @@ describeOnDatabasesWithSandbox('confinement attacks (CONTRACT §11)', (kind) => 
         expect(existsSync(join(outside.path, 'planted'))).toBe(false);
         const deps = svc.service.deps;
         const row = await deps.store.db.workspace.findUniqueOrThrow({ where: { id } });
-        const context: ToolContext = { deps, actor: { user: userWith('local', ['TheDude']), ip: '127.0.0.1' }, workspace: toWorkspaceRef(row) };
+        const context: ToolContext = { deps, actor: { user: userWith('local', ['TheDude']), ip: '127.0.0.1' }, workspace: toWorkspaceRef(row), pauseForApproval: false };
         const read = toolsForMode('agent', context).find((tool) => tool.spec.name === 'read_file');
         expect(await read?.run({ path: 'secret.txt' }, new AbortController().signal)).toMatchObject({ code: 'WORKSPACE_ERROR' });
       } finally {

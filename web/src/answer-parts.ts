@@ -3,7 +3,8 @@ import type { ChatEvent } from '../../src/core/chat/chat-events.js';
 /** What an answer shows, built from its stream's events; kept small enough to store for a reload. */
 export type AnswerPart =
   | { kind: 'text'; text: string }
-  | { kind: 'tool'; id: string; name: string; params: unknown; result?: unknown; finished: boolean }
+  /** `waiting`: a held command the answer is paused on until someone confirms or rejects it. */
+  | { kind: 'tool'; id: string; name: string; params: unknown; result?: unknown; finished: boolean; waiting?: boolean }
   | { kind: 'error'; code: string; message: string };
 
 /** Folds one event into the parts; returns the index of the part that changed, or -1. */
@@ -25,6 +26,7 @@ export function applyEvent(parts: AnswerPart[], event: ChatEvent): number {
       if (part?.kind !== 'tool') return parts.push({ kind: 'tool', id: event.id, name: event.name, params: null, result: event.result, finished: true }) - 1;
       part.result = event.result;
       part.finished = true;
+      part.waiting = false;
       return index;
     }
     case 'error':
@@ -44,4 +46,15 @@ export function partsOfStoredAnswer(content: string, toolCalls: unknown[] | unde
   }
   if (content) parts.push({ kind: 'text', text: content });
   return parts;
+}
+
+/** The held command an unfinished run_command call stands for: by the call's id, else by its command. */
+export function heldToolPart(parts: AnswerPart[], held: { toolCallId?: string | undefined; command: string }): number {
+  return parts.findIndex(
+    (part) =>
+      part.kind === 'tool' &&
+      !part.finished &&
+      part.name === 'run_command' &&
+      (held.toolCallId !== undefined ? part.id === held.toolCallId : (part.params as { command?: unknown } | null)?.command === held.command),
+  );
 }

@@ -6,12 +6,25 @@ const pretty = (value: unknown) => (typeof value === 'string' ? value : JSON.str
 
 /** A tool call shown inline: collapsed to its name and state, its arguments and result inside. */
 function toolElement(part: Extract<AnswerPart, { kind: 'tool' }>): HTMLElement {
-  const failed = typeof part.result === 'object' && part.result !== null && 'error' in part.result;
-  const held = typeof part.result === 'object' && part.result !== null && (part.result as { status?: unknown }).status === 'pending_confirmation';
-  const state = !part.finished ? 'running…' : failed ? 'failed' : held ? 'waiting for confirmation' : 'done';
+  const result = typeof part.result === 'object' && part.result !== null ? (part.result as Record<string, unknown>) : {};
+  const failed = 'error' in result;
+  const state = !part.finished
+    ? part.waiting
+      ? 'waiting for confirmation'
+      : 'running…'
+    : failed
+      ? 'failed'
+      : result.status === 'pending_confirmation'
+        ? 'waiting for confirmation'
+        : result.rejected === true
+          ? 'rejected'
+          : result.expired === true
+            ? 'expired'
+            : 'done';
+  const look = !part.finished ? (part.waiting ? 'waiting' : 'running') : failed ? 'failed' : 'done';
   return el(
     'details',
-    { class: `tool-call tool-${part.finished ? (failed ? 'failed' : 'done') : 'running'}`, 'data-tool': part.name },
+    { class: `tool-call tool-${look}`, 'data-tool': part.name },
     el('summary', {}, el('span', { class: 'tool-name' }, `Tool: ${part.name}`), ' ', el('span', { class: 'tool-state' }, `(${state})`)),
     el('div', { class: 'tool-section-label' }, 'Arguments'),
     el('pre', { class: 'tool-params' }, pretty(part.params)),

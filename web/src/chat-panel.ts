@@ -1,6 +1,6 @@
 import type { ChatEvent } from '../../src/core/chat/chat-events.js';
 import { appCodeOf, type ApiClient } from './api-client.js';
-import { applyEvent, partsOfStoredAnswer } from './answer-parts.js';
+import { applyEvent, heldToolPart, partsOfStoredAnswer } from './answer-parts.js';
 import { AnswerView, userMessageElement } from './answer-view.js';
 import { announce, el, errorText } from './dom.js';
 import { clearRunningStream, loadRunningStream, saveRunningStream, type RunningStream } from './running-stream.js';
@@ -70,6 +70,7 @@ export class ChatPanel {
    * followed, or waiting for Resume after the connection was lost.
    */
   readonly #running = new Map<string, Following>();
+  readonly #holds = new Map<string, { commandId: string; toolCallId?: string | undefined; command: string }>();
   /** A message is on its way to chat.stream: a second one must wait, or two streams would start. */
   #sending = false;
   /**
@@ -282,6 +283,7 @@ export class ChatPanel {
     const { stream, view } = following;
     const shown = this.conversationId === stream.conversationId;
     view.changed(applyEvent(stream.parts, event));
+    if (event.type === 'tool_call') this.#markWaiting(following);
     stream.lastSeq = seq;
     if (event.type === 'context_update' && shown) {
       this.#title.textContent = event.context.title || 'New conversation';
@@ -307,6 +309,30 @@ export class ChatPanel {
     following.unsubscribe();
     if (this.#running.get(following.stream.conversationId) === following) this.#running.delete(following.stream.conversationId);
     this.#updateBusy();
+  }
+
+  /**
+   * A command held for confirmation (CONTRACT §12): an answer paused on it shows its tool call as
+   * waiting. The hold may be heard before the tool call (a reload: the pending list and the
+   * stream's replay race), so holds are remembered until decided.
+   */
+  commandHeld(held: { commandId: string; toolCallId?: string | undefined; command: string }): void {
+    this.#holds.set(held.commandId, held);
+    for (const following of this.#running.values()) this.#markWaiting(following);
+  }
+
+  commandDecided(commandId: string): void {
+    this.#holds.delete(commandId);
+  }
+
+  #markWaiting(following: Following): void {
+    for (const held of this.#holds.values()) {
+      const index = heldToolPart(following.stream.parts, held);
+      const part = following.stream.parts[index];
+      if (part?.kind !== 'tool' || part.waiting) continue;
+      part.waiting = true;
+      following.view.changed(index);
+    }
   }
 
   #shownRunning(): Following | undefined {

@@ -3,6 +3,8 @@ import { announce, el, errorText } from './dom.js';
 
 export interface HeldCommand {
   commandId: string;
+  /** The model's tool call that asked for it, when an agent did. */
+  toolCallId?: string | undefined;
   command: string;
   risk: string;
   reasons: string[];
@@ -25,6 +27,10 @@ export class ConfirmationDialog {
   readonly #seen = new Set<string>();
   #shown: HeldCommand | null = null;
   #answering = false;
+
+  /** Told of each command queued and of each decided (or gone) here: a paused answer shows it waiting. */
+  onHeld: (held: HeldCommand) => void = () => undefined;
+  onDecided: (commandId: string) => void = () => undefined;
 
   constructor(private readonly client: ApiClient) {
     this.#dialog.append(
@@ -68,6 +74,7 @@ export class ConfirmationDialog {
     if (this.#seen.has(held.commandId)) return;
     this.#seen.add(held.commandId);
     this.#queue.push(held);
+    this.onHeld(held);
     if (!this.#shown) this.#next();
   }
 
@@ -108,6 +115,7 @@ export class ConfirmationDialog {
     } finally {
       this.#answering = false;
     }
+    this.onDecided(held.commandId);
     if (this.#shown !== held) return;
     this.#shown = null;
     this.#dialog.close();

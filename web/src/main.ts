@@ -39,9 +39,16 @@ async function start(): Promise<void> {
 
   byId('account').prepend(terminal.toggleButton, feed.element);
 
+  confirmations.onHeld = (held) => {
+    chat.commandHeld(held);
+  };
+  confirmations.onDecided = (commandId) => {
+    chat.commandDecided(commandId);
+  };
   feed.on('pending_command', (event) => {
     confirmations.add({
       commandId: String(event.commandId),
+      toolCallId: typeof event.toolCallId === 'string' ? event.toolCallId : undefined,
       command: String(event.command),
       risk: String(event.risk),
       reasons: Array.isArray(event.reasons) ? event.reasons.map(String) : [],

@@ -7,9 +7,10 @@ export interface ChatTool {
   /**
    * Validates the model's arguments against the tool's schema and runs it. Never rejects: a
    * failure is the result's `error` (and `code` for the service's own errors), which goes back to
-   * the model like any result (CONTRACT §6). `signal` aborts with the generation.
+   * the model like any result (CONTRACT §6). `signal` aborts with the generation; `callId` is
+   * the model's id for the call.
    */
-  run(input: unknown, signal: AbortSignal): Promise<unknown>;
+  run(input: unknown, signal: AbortSignal, callId?: string): Promise<unknown>;
 }
 
 // Tools are made per request (they close over the caller and the workspace) from a few fixed
@@ -35,14 +36,14 @@ export function defineTool<Schema extends z.ZodType>(
   name: string,
   description: string,
   schema: Schema,
-  execute: (input: z.output<Schema>, signal: AbortSignal) => Promise<unknown>,
+  execute: (input: z.output<Schema>, signal: AbortSignal, callId: string | undefined) => Promise<unknown>,
 ): ChatTool {
   return {
     spec: { name, description, parameters: jsonSchemaOf(schema) },
-    async run(input, signal) {
+    async run(input, signal, callId) {
       const parsed = schema.safeParse(input);
       if (!parsed.success) return { error: `Invalid input for tool ${name}: ${describeIssues(parsed.error)}` };
-      return execute(parsed.data, signal);
+      return execute(parsed.data, signal, callId);
     },
   };
 }
@@ -82,6 +83,7 @@ export async function runToolCall(
   name: string,
   args: ReturnType<typeof parseToolArguments>,
   signal: AbortSignal,
+  callId?: string,
 ): Promise<unknown> {
   const tool = tools.get(name);
   if (tool === undefined) {
@@ -90,5 +92,5 @@ export async function runToolCall(
   }
   if (!args.ok) return { error: `Invalid input for tool ${name}: the arguments are not valid JSON` };
   if (signal.aborted) return abortedToolResult;
-  return untilAborted(tool.run(args.value, signal), signal);
+  return untilAborted(tool.run(args.value, signal, callId), signal);
 }

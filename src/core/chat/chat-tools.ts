@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { recordAudit } from '../audit/record-audit.js';
 import type { Actor } from '../auth/actor.js';
 import type { CommandDeps } from '../commands/command-deps.js';
-import { executeCommand } from '../commands/execute-command.js';
+import { awaitHeldCommand } from '../commands/await-held-command.js';
+import type { CommandDecision } from '../commands/command-decisions.js';
+import { executeCommand, type ExecuteOutcome } from '../commands/execute-command.js';
 import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../logger.js';
 import type { WorkspaceRef } from '../workspaces/active-workspace.js';
@@ -19,6 +21,33 @@ export interface ToolContext {
   actor: Actor;
   /** The caller's active workspace; every tool acts inside it, and only while it is intact. */
   workspace: WorkspaceRef;
+  /**
+   * Streaming paths (CONTRACT §12): a held run_command waits for its decision and its result is
+   * the outcome; otherwise the result is the hold itself (`pending_confirmation`).
+   */
+  pauseForApproval: boolean;
+}
+
+/** What the model is told about a command that ran (at once, or once confirmed). */
+function commandResult(outcome: Exclude<ExecuteOutcome, { kind: 'held' }>, terminalId: string): Record<string, unknown> {
+  if (outcome.kind === 'completed') return { status: 'completed', exitCode: outcome.exitCode, output: outcome.output, terminalId };
+  if (outcome.kind === 'timedOut') return { status: 'timed_out', output: outcome.output, terminalId };
+  return { status: 'started', terminalId };
+}
+
+/** What the model is told once its held command is decided. */
+function decisionResult(decision: CommandDecision | null, commandId: string, terminalId: string): unknown {
+  if (decision === null) return abortedToolResult;
+  switch (decision.kind) {
+    case 'executed':
+      return decision.outcome.kind === 'held' ? { error: 'The command was held again', code: 'SECURITY_VIOLATION' } : commandResult(decision.outcome, terminalId);
+    case 'rejected':
+      return { rejected: true, commandId };
+    case 'expired':
+      return { expired: true, commandId };
+    case 'failed':
+      return { error: decision.message, code: decision.code, commandId };
+  }
 }
 
 /**
@@ -100,7 +129,7 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
         'run_command',
         'Run a shell command in the workspace terminal. High-risk commands wait for the user to confirm them; critical ones are refused.',
         commandInput,
-        ({ command }, signal) =>
+        ({ command }, signal, callId) =>
           settle(
             async () => {
               if (signal.aborted) return abortedToolResult;
@@ -111,15 +140,15 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
                 terminal.interrupt();
               };
               signal.addEventListener('abort', interrupt, { once: true });
-              const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true, signal }).finally(() => {
+              const outcome = await executeCommand(deps, actor, terminal, command, { waitForCompletion: true, signal, toolCallId: callId }).finally(() => {
                 signal.removeEventListener('abort', interrupt);
               });
-              if (outcome.kind === 'held') {
-                return { status: 'pending_confirmation', commandId: outcome.commandId, risk: outcome.risk.level, reasons: outcome.risk.reasons };
-              }
-              if (outcome.kind === 'completed') return { status: 'completed', exitCode: outcome.exitCode, output: outcome.output, terminalId: terminal.id };
-              if (outcome.kind === 'timedOut') return { status: 'timed_out', output: outcome.output, terminalId: terminal.id };
-              return { status: 'started', terminalId: terminal.id };
+              if (outcome.kind !== 'held') return commandResult(outcome, terminal.id);
+              const held = { status: 'pending_confirmation', commandId: outcome.commandId, risk: outcome.risk.level, reasons: outcome.risk.reasons };
+              if (!context.pauseForApproval) return held;
+              // Streaming: the generation pauses here, its stream open, until the command is decided.
+              const decision = await awaitHeldCommand(deps, { commandId: outcome.commandId, expiresAt: outcome.expiresAt, actor }, signal);
+              return decisionResult(decision, outcome.commandId, terminal.id);
             },
             context,
             'run_command',

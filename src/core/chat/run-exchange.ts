@@ -143,7 +143,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
         calls.push(stored);
         sink.emit({ type: 'tool_call', id: call.id, name: call.name, params: stored.params });
         grow();
-        stored.result = await runToolCall(tools, call.name, args, job.signal);
+        stored.result = await runToolCall(tools, call.name, args, job.signal, call.id);
         sink.emit({ type: 'tool_result', id: call.id, name: call.name, result: stored.result });
         grow();
         asked.push({ id: call.id, name: call.name, input: stored.params });

@@ -28,6 +28,8 @@ export interface ChatRequest {
   options?: { temperature?: number | undefined; maxTokens?: number | undefined; call?: CallOptions | undefined } | undefined;
   /** The markdown streams: text events end on line boundaries. */
   wholeLines?: boolean;
+  /** A streaming path: a held run_command pauses the generation until it is decided (CONTRACT §12). */
+  streaming?: boolean;
 }
 
 /**
@@ -68,7 +70,7 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
     const workspace = await describeWorkspace(deps, active);
     // A missing or tampered workspace (CONTRACT §11) gets no tools: nothing runs in it.
     const usable = active !== null && workspace !== null && workspace.status !== 'missing' && workspace.status !== 'error';
-    const tools = toolsForMode(request.mode, usable ? { deps, actor: request.actor, workspace: active } : null);
+    const tools = toolsForMode(request.mode, usable ? { deps, actor: request.actor, workspace: active, pauseForApproval: request.streaming ?? false } : null);
     const messages: ChatMessage[] = [...toChatMessages(recorded.history, tools.length > 0), { role: 'user', content: request.message }];
     return {
       userId,

@@ -1,6 +1,7 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { UserEvents } from '../events/user-events.js';
+import type { CommandDecisions } from './command-decisions.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { SandboxState } from '../sandbox/sandbox-state.js';
 import type { EgressPolicy } from '../sandbox/egress-policy.js';
@@ -22,6 +23,8 @@ export interface CommandDeps {
   egressPolicy?: EgressPolicy;
   /** Live pushes to the user's sockets (a held command); absent where nobody listens. */
   events?: UserEvents;
+  /** Where paused agents wait for the decision on their held commands; absent where none wait. */
+  decisions?: CommandDecisions;
   /** Counts each verdict and each terminal started; absent where nothing is measured. */
   metrics?: ServiceMetrics;
 }

@@ -9,6 +9,8 @@ import type { CommandDeps } from './command-deps.js';
 import { redactCommand } from './command-redaction.js';
 import { confirmTypedLine } from './confirm-typed-line.js';
 import { runReserved, type ExecuteOutcome } from './execute-command.js';
+import type { CommandDecision } from './command-decisions.js';
+import type { TerminalSession } from '../terminals/terminal-session.js';
 
 export type ConfirmOutcome = { executed: false } | { executed: true; outcome: ExecuteOutcome };
 
@@ -52,38 +54,70 @@ export async function confirmCommand(
     });
   };
 
+  // A paused agent may be waiting on this command (CONTRACT §12): every decision reaches it.
+  const tell = (decision: CommandDecision) => deps.decisions?.settle(row.id, decision);
   if (!input.confirmed) {
     deps.terminals.find(row.terminalId)?.takeHeldInput(row.id);
     await decide('rejected');
+    tell({ kind: 'rejected' });
     await audit('rejected');
     return { executed: false };
   }
   const terminal = deps.terminals.find(row.terminalId);
   if (!terminal || terminal.status === 'exited') {
     await decide('dropped');
+    const gone = AppError.invalid('The terminal of this command has gone; the command was dropped', { reason: 'terminal_gone' });
+    tell({ kind: 'failed', code: gone.code, message: gone.message });
     await audit('dropped', { reason: 'terminal gone' });
-    throw AppError.invalid('The terminal of this command has gone; the command was dropped', { reason: 'terminal_gone' });
+    throw gone;
   }
+  // A holder, not a `let`: the callback sets it, which control-flow narrowing cannot see.
+  const progress = { decided: false };
+  const decideOnce = async (status: string) => {
+    await decide(status);
+    progress.decided = true;
+  };
+  try {
+    const outcome = await runConfirmed(deps, actor, terminal, row, decideOnce, audit);
+    tell({ kind: 'executed', outcome });
+    return { executed: true, outcome };
+  } catch (error) {
+    // Once decided the command cannot be confirmed again: the agent learns why it did not run.
+    // Undecided (the terminal busy), it stays pending and the agent goes on waiting.
+    if (progress.decided) {
+      const failure = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The command could not be run');
+      tell({ kind: 'failed', code: failure.code, message: failure.message });
+    }
+    throw error;
+  }
+}
+
+/** Runs a confirmed command: a typed line where it was typed, else through the pipeline in the held folder. */
+async function runConfirmed(
+  deps: CommandDeps,
+  actor: Actor,
+  terminal: TerminalSession,
+  row: { id: string; userId: string; command: string; risk: string; workingDirectory: string },
+  decide: (status: string) => Promise<void>,
+  audit: (action: CommandVerdict, extra?: Record<string, unknown>) => Promise<void>,
+): Promise<ExecuteOutcome> {
   const typed = terminal.takeHeldInput(row.id);
-  if (typed !== undefined) {
-    return { executed: true, outcome: await confirmTypedLine(deps, terminal, typed, { heldRisk: row.risk, decide, audit }) };
-  }
+  if (typed !== undefined) return confirmTypedLine(deps, terminal, typed, { heldRisk: row.risk, decide, audit });
   // A busy terminal answers 400 busy and the command stays pending for a later confirmation.
   terminal.reserve();
   try {
     await decide('executed');
     await audit('confirmed');
-    const outcome = await runReserved(deps, actor, terminal, row.command, {
+    return await runReserved(deps, actor, terminal, row.command, {
       waitForCompletion: true,
       confirmation: { commandId: row.id, issuedBy: row.userId, workingDirectory: row.workingDirectory, heldRisk: row.risk },
     });
-    return { executed: true, outcome };
   } catch (error) {
     // Whatever stopped it before the command was sent, the terminal is free again.
     terminal.release();
     // Analysed again in the shell's present state, it may now be critical (the shell moved since).
     if (error instanceof AppError && error.code === 'SECURITY_VIOLATION') {
-      await store.db.pendingCommand.update({ where: { id: row.id }, data: { status: 'refused' } });
+      await deps.store.db.pendingCommand.update({ where: { id: row.id }, data: { status: 'refused' } });
     }
     throw error;
   }

@@ -16,7 +16,7 @@ import { holdCommand } from './hold-command.js';
 
 export type ExecuteOutcome =
   | (RunResult & { risk: RiskVerdict })
-  | { kind: 'held'; commandId: string; risk: RiskVerdict };
+  | { kind: 'held'; commandId: string; risk: RiskVerdict; expiresAt: Date };
 
 export interface ExecuteOptions {
   waitForCompletion: boolean;
@@ -30,6 +30,8 @@ export interface ExecuteOptions {
    * interrupt cannot stop a command the shell has not received yet).
    */
   signal?: AbortSignal;
+  /** The model's tool call that asked for it: named in the held command's push, so a page can show that call as waiting. */
+  toolCallId?: string;
 }
 
 function worseThanHeld(now: RiskLevel, held: RiskLevel | undefined): AppError {
@@ -118,8 +120,9 @@ export async function runReserved(
         command: redactCommand(command),
         risk: verdict.level,
         reasons: verdict.reasons,
+        ...(options.toolCallId === undefined ? {} : { toolCallId: options.toolCallId }),
       });
-      return { kind: 'held', commandId: pending.id, risk: verdict };
+      return { kind: 'held', commandId: pending.id, risk: verdict, expiresAt: pending.expiresAt };
     }
     // Written before the command starts: a command that crashes the service is still on record.
     await audit('executed', { waitForCompletion: options.waitForCompletion });

@@ -8,9 +8,6 @@ import type { Actor } from '../auth/actor.js';
 import type { CommandDeps } from './command-deps.js';
 import { redactCommand } from './command-redaction.js';
 
-/** A held command that is not confirmed in this time expires (CONTRACT §0: no stale approvals). */
-export const PENDING_LIFETIME_MS = 10 * 60 * 1000;
-
 /** Holds of one user run one at a time on this instance, so the cap cannot be overrun by a race. */
 const holdsInFlight = new Map<string, Promise<unknown>>();
 
@@ -55,7 +52,8 @@ export function holdCommand(
         reasons: verdict.reasons,
         workingDirectory: workingDirectory ?? '',
         createdAt: now,
-        expiresAt: new Date(now.getTime() + PENDING_LIFETIME_MS),
+        // A held command that is not decided in time expires (CONTRACT §0: no stale approvals).
+        expiresAt: new Date(now.getTime() + deps.config.PENDING_COMMAND_LIFETIME_MS),
       },
     });
     await recordAudit(deps.store, {

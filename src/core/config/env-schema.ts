@@ -248,6 +248,8 @@ export const envSchema = z
     MAX_TERMINALS_PER_USER: int(5, 1),
     MAX_STREAMS_PER_USER: int(10, 1),
     MAX_PENDING_PER_USER: int(50, 1),
+    // CONTRACT §0: a held command leaves the list after 10 minutes; tests and demos shorten it.
+    PENDING_COMMAND_LIFETIME_MS: int(600_000, 1_000, 86_400_000),
     BODY_LIMIT: bytes(1024 * 1024),
     MAX_MESSAGE_LENGTH: int(100_000, 1),
     SHUTDOWN_TIMEOUT_MS: int(10_000, 100, 60_000),

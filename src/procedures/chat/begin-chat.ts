@@ -19,7 +19,7 @@ export async function beginChat(
   ctx: Context & { user: User },
   input: ChatInput,
   route: ChatRoute,
-  options: { wholeLines?: boolean } = {},
+  options: { wholeLines?: boolean; streaming?: boolean } = {},
 ): Promise<StreamJob> {
   if (input.mode === 'agent') await requirePermissionFor(ctx, 'terminal:execute');
   const setup = await ctx.store.chat.readSetup({
@@ -47,5 +47,6 @@ export async function beginChat(
     promptOrders: input.promptOrders,
     options: { temperature: input.options?.temperature, maxTokens: input.options?.maxTokens, call },
     wholeLines: options.wholeLines ?? false,
+    streaming: options.streaming ?? false,
   });
 }

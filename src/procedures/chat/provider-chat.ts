@@ -25,5 +25,5 @@ export function providerStreamProcedure(provider: ProviderName) {
     .meta(providerStreamMeta(provider))
     .input(inputFor(provider))
     .output(streamHandleSchema)
-    .mutation(resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'provider', provider })))));
+    .mutation(resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'provider', provider }, { streaming: true })))));
 }

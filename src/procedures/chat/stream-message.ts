@@ -9,12 +9,12 @@ export const streamMessageProcedure = requirePermission('chat:send', { rateGroup
   .meta(streamMessageMeta)
   .input(streamMessageInput)
   .output(streamMessageOutput)
-  .mutation(resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'plain' })))));
+  .mutation(resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'plain' }, { streaming: true })))));
 
 export const streamMarkdownProcedure = requirePermission('chat:send', { rateGroup: 'chat' })
   .meta(streamMarkdownMeta)
   .input(streamMessageInput)
   .output(streamMessageOutput)
   .mutation(
-    resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'plain' }, { wholeLines: true })))),
+    resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'plain' }, { wholeLines: true, streaming: true })))),
   );

@@ -22,5 +22,5 @@ export const unifiedStreamProcedure = requirePermission('chat:send', { rateGroup
   .input(unifiedChatProcedureInput)
   .output(unifiedStreamOutput)
   .mutation(
-    resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'unified', provider: input.provider })))),
+    resumeOnRetry(oncePerKey(async ({ ctx, input }) => streamHandle(ctx.streams, await beginChat(ctx, input, { kind: 'unified', provider: input.provider }, { streaming: true })))),
   );
