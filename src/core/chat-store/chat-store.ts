@@ -133,15 +133,16 @@ export interface ChatStore {
   recordQuestion(question: NewQuestion): Promise<RecordedQuestion | null>;
   /**
    * Makes the row of an answer still being generated, marked as streaming, with what it has so
-   * far; null when the conversation has gone meanwhile.
+   * far; null when the conversation has gone meanwhile. `id`, when given, is the row's id (a
+   * regenerated answer's id was chosen when what it replaces was marked superseded).
    */
-  openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot): Promise<string | null>;
+  openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot, id?: string): Promise<string | null>;
   /** Stores what the answer has so far; it stays marked as streaming. */
   saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void>;
   /**
    * Stores the whole answer, closing the row openAnswer made, or in a row of its own when it
    * finished before it needed one (`messageId` null); the conversation records the provider and
-   * model of its last answer.
+   * model of its last answer. `id` names that row of its own, as openAnswer's.
    */
   closeAnswer(
     messageId: string | null,
@@ -149,6 +150,7 @@ export interface ChatStore {
     userId: string,
     answer: FinalAnswer,
     target: AnswerTarget,
+    id?: string,
   ): Promise<StoredAnswer>;
   /** The parts of the context object for this user and conversation. */
   readContext(userId: string, conversationId: string): Promise<ContextParts>;

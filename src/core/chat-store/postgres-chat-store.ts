@@ -71,7 +71,7 @@ const questionTail = `
 SELECT ${conversationJson('counted')} AS conversation,
   (SELECT COALESCE(json_agg(h ORDER BY h.seq), '[]') FROM (
     SELECT seq, role, content, "toolCalls" FROM "Message"
-    WHERE "conversationId" = counted.id AND seq < counted.seq ORDER BY seq DESC LIMIT $7::int) h) AS history
+    WHERE "conversationId" = counted.id AND seq < counted.seq AND "supersededBy" IS NULL ORDER BY seq DESC LIMIT $7::int) h) AS history
 FROM counted`;
 
 // Every statement of one operation sees the same snapshot, so the history read beside the insert
@@ -204,11 +204,11 @@ export class PostgresChatStore implements ChatStore {
     return { conversation, history };
   }
 
-  async openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot): Promise<string | null> {
+  async openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot, id = newId()): Promise<string | null> {
     const row = await this.one<{ id: string }>('chat.openAnswer', openAnswerSql, [
       conversationId,
       new Date().toISOString(),
-      newId(),
+      id,
       target.model,
       target.provider,
       snapshot.content,
@@ -228,9 +228,10 @@ export class PostgresChatStore implements ChatStore {
     userId: string,
     answer: FinalAnswer,
     target: AnswerTarget,
+    newAnswerId = newId(),
   ): Promise<StoredAnswer> {
     const values = [
-      messageId ?? newId(),
+      messageId ?? newAnswerId,
       answer.content,
       storedToolCalls(answer.toolCalls),
       answer.finishReason,

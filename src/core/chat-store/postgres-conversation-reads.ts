@@ -62,7 +62,7 @@ const statements = {
   scan: searchSql(scanned),
 };
 const findSql = `SELECT ${summaryColumns}, "ownerId", metadata FROM "Conversation" WHERE id = $1::text`;
-const messagesSql = `SELECT id, role, content, ${iso('"createdAt"')} AS "createdAt", "toolCalls", model, provider, "finishReason", usage
+const messagesSql = `SELECT id, role, content, ${iso('"createdAt"')} AS "createdAt", "toolCalls", model, provider, "finishReason", usage, "supersededBy"
   FROM "Message" WHERE "conversationId" = $1::text ORDER BY seq`;
 
 interface SummaryRow {

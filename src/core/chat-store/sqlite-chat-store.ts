@@ -108,7 +108,7 @@ function prepareStatements(db: Database.Database) {
        ON CONFLICT ("userId") DO UPDATE SET "currentConversationId" = excluded."currentConversationId", "updatedAt" = excluded."updatedAt"`,
     ),
     history: db.prepare<[string, number, number], HistoryMessage>(
-      `SELECT role, content, "toolCalls" FROM "Message" WHERE "conversationId" = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      `SELECT role, content, "toolCalls" FROM "Message" WHERE "conversationId" = ? AND seq < ? AND "supersededBy" IS NULL ORDER BY seq DESC LIMIT ?`,
     ),
     saveAnswer: db.prepare<[string, string | null, string]>(`UPDATE "Message" SET content = ?, "toolCalls" = ? WHERE id = ?`),
     closeAnswer: db.prepare<[string, string | null, string, string, string]>(
@@ -175,8 +175,8 @@ export class SqliteChatStore implements ChatStore {
     return this.writes.run(() => this.storeQuestion(question));
   }
 
-  openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot): Promise<string | null> {
-    return this.writes.run(() => this.insertAnswer(conversationId, target, snapshot, null));
+  openAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot, id = newId()): Promise<string | null> {
+    return this.writes.run(() => this.insertAnswer(conversationId, target, snapshot, null, id));
   }
 
   async saveAnswer(messageId: string, snapshot: AnswerSnapshot): Promise<void> {
@@ -189,11 +189,12 @@ export class SqliteChatStore implements ChatStore {
     userId: string,
     answer: FinalAnswer,
     target: AnswerTarget,
+    newAnswerId = newId(),
   ): Promise<StoredAnswer> {
     const stored = await this.writes.run(() => {
       const s = this.statements;
       let id = messageId;
-      if (id === null) id = this.insertAnswer(conversationId, target, answer, answer);
+      if (id === null) id = this.insertAnswer(conversationId, target, answer, answer, newAnswerId);
       else s.closeAnswer.run(answer.content, storedToolCalls(answer.toolCalls), answer.finishReason, JSON.stringify(answer.usage), id);
       return { id, conversation: s.noteAnswer.get(answerMetadata(target), timestamp(), conversationId) };
     });
@@ -245,11 +246,10 @@ export class SqliteChatStore implements ChatStore {
   }
 
   /** An answer's row: still streaming (`final` null) or whole. Null when the conversation has gone. */
-  private insertAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot, final: FinalAnswer | null): string | null {
+  private insertAnswer(conversationId: string, target: AnswerTarget, snapshot: AnswerSnapshot, final: FinalAnswer | null, id: string): string | null {
     const now = timestamp();
     const row = this.statements.countAnswer.get(now, conversationId);
     if (!row) return null;
-    const id = newId();
     this.statements.insertMessage.run({
       id,
       conversationId,

@@ -48,6 +48,7 @@ interface MessageRow {
   provider: string | null;
   finishReason: string | null;
   usage: string | null;
+  supersededBy: string | null;
 }
 
 interface PageParameters {
@@ -68,7 +69,7 @@ function prepareStatements(db: Database.Database) {
     find: db.prepare<[string], ConversationRow>(`SELECT id, title, "createdAt", "lastModified", "messageCount", "ownerId", metadata FROM "Conversation" WHERE id = ?`),
     ping: db.prepare<[], { one: number }>('SELECT 1 AS one'),
     messages: db.prepare<[string], MessageRow>(
-      `SELECT id, role, content, "createdAt", "toolCalls", model, provider, "finishReason", usage
+      `SELECT id, role, content, "createdAt", "toolCalls", model, provider, "finishReason", usage, "supersededBy"
        FROM "Message" WHERE "conversationId" = ? ORDER BY seq`,
     ),
   };

@@ -1,4 +1,5 @@
 import type { AnswerSnapshot, AnswerTarget, ChatStore, FinalAnswer, StoredAnswer } from '../chat-store/chat-store.js';
+import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 
 /** CONTRACT §6: at most one write per 250 ms per stream while it grows. */
@@ -24,6 +25,8 @@ export class AnswerWriter {
     // Only the names: a chat target also carries the API key, which must never be stored.
     private readonly target: AnswerTarget,
     private readonly logger: Logger,
+    // Chosen up front: a regenerated answer is named by what it replaces (CONTRACT §12).
+    private readonly answerId: string = newId(),
   ) {}
 
   update(snapshot: AnswerSnapshot): void {
@@ -44,7 +47,7 @@ export class AnswerWriter {
     await this.inFlight;
     // A row that could not be made (its write failed) is made now, whole.
     const messageId = this.row ? await this.row.catch(() => null) : null;
-    return this.store.closeAnswer(messageId, this.conversationId, userId, answer, this.target);
+    return this.store.closeAnswer(messageId, this.conversationId, userId, answer, this.target, this.answerId);
   }
 
   private flush(): void {
@@ -55,7 +58,7 @@ export class AnswerWriter {
     this.inFlight = this.inFlight
       .then(async () => {
         if (this.row === null) {
-          this.row = this.store.openAnswer(this.conversationId, this.target, snapshot);
+          this.row = this.store.openAnswer(this.conversationId, this.target, snapshot, this.answerId);
           await this.row;
           return;
         }

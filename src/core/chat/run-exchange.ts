@@ -32,6 +32,8 @@ export interface PreparedExchange {
   /** `temperature` undefined: none is sent (chat-options.ts decides). */
   options: { temperature: number | undefined; maxTokens?: number | undefined; call?: CallOptions | undefined };
   wholeLines: boolean;
+  /** The answer's id when it was chosen before (a regenerated answer, CONTRACT §12). */
+  answerId?: string;
 }
 
 /** Settled once: resolved when the provider first answers 2xx, rejected when the exchange fails before. */
@@ -75,7 +77,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let finishReason: FinishReason = 'stop';
   let failure: AppError | null = null;
-  const writer = new AnswerWriter(deps.store.chat, exchange.conversation.id, { provider: target.provider, model: target.model }, deps.logger);
+  const writer = new AnswerWriter(deps.store.chat, exchange.conversation.id, { provider: target.provider, model: target.model }, deps.logger, exchange.answerId);
   const snapshot = () => ({ content: text, toolCalls: calls });
   const grow = () => {
     writer.update(snapshot());

@@ -1,5 +1,6 @@
 import type { Actor } from '../auth/actor.js';
-import type { ChatSetup, ConversationHead } from '../chat-store/chat-store.js';
+import type { ChatSetup, ConversationHead, RecordedQuestion } from '../chat-store/chat-store.js';
+import { forgetReplacement, replaceTurn } from '../chat-store/replace-turn.js';
 import { defaultTitle } from '../conversations/conversation-views.js';
 import { AppError } from '../errors/app-error.js';
 import type { CallOptions } from '../providers/call-options.js';
@@ -30,6 +31,8 @@ export interface ChatRequest {
   wholeLines?: boolean;
   /** A streaming path: a held run_command pauses the generation until it is decided (CONTRACT §12). */
   streaming?: boolean;
+  /** CONTRACT §12: answer the last question again, or replace a question (and all after it) with `message`. */
+  replace?: { kind: 'regenerate' } | { kind: 'edit'; messageId: string } | undefined;
 }
 
 /**
@@ -52,39 +55,81 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
   const userId = request.actor.user.id;
   const conversation = chosenConversation(request.setup, userId, request.conversationId);
   const sections = choosePromptSections(request.setup.promptSections, request.promptOrders);
-  return launchExchange(deps, { userId, provider: request.target.provider }, async () => {
-    const untitled = conversation === null || conversation.title === '';
-    const recorded = await deps.store.chat.recordQuestion({
+  // A regenerate that fails before the provider answers replaced nothing: the old answer is put back.
+  // A holder, not a `let`: the callback sets it, which control-flow narrowing cannot see.
+  const undo: { regenerate: (() => Promise<void>) | null } = { regenerate: null };
+  try {
+    return await launchExchange(deps, { userId, provider: request.target.provider }, async () => {
+      const recorded = await storeTurn(deps, request, conversation);
+      if (request.replace?.kind === 'regenerate' && conversation !== null) {
+        undo.regenerate = () => forgetReplacement(deps.store, conversation.id, { supersededBy: recorded.answerId ?? '', questionId: null });
+      }
+      const active = request.setup.workspace;
+      const workspace = await describeWorkspace(deps, active);
+      // A missing or tampered workspace (CONTRACT §11) gets no tools: nothing runs in it.
+      const usable = active !== null && workspace !== null && workspace.status !== 'missing' && workspace.status !== 'error';
+      const tools = toolsForMode(request.mode, usable ? { deps, actor: request.actor, workspace: active, pauseForApproval: request.streaming ?? false } : null);
+      const messages: ChatMessage[] = [...toChatMessages(recorded.history, tools.length > 0), { role: 'user', content: recorded.question }];
+      return {
+        userId,
+        conversation: recorded.conversation,
+        target: request.target,
+        system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
+        messages,
+        tools,
+        options: {
+          temperature: temperatureFor(request.target.provider, request.options?.temperature, deps.config),
+          maxTokens: request.options?.maxTokens,
+          call: request.options?.call,
+        },
+        wholeLines: request.wholeLines ?? false,
+        ...(recorded.answerId === undefined ? {} : { answerId: recorded.answerId }),
+      };
+    });
+  } catch (error) {
+    if (undo.regenerate !== null) {
+      await undo.regenerate().catch((undoError: unknown) => {
+        deps.logger.warn({ err: undoError }, 'putting back an answer a failed regenerate replaced failed');
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Stores the turn before the model is called: the new question, or (regenerate, edit) what it
+ * replaces marked superseded. An Idempotency-Key attempt learns how to take it back.
+ */
+async function storeTurn(
+  deps: ChatDeps,
+  request: ChatRequest,
+  conversation: ConversationHead | null,
+): Promise<RecordedQuestion & { question: string; answerId?: string }> {
+  const userId = request.actor.user.id;
+  const { replace } = request;
+  if (replace !== undefined) {
+    if (conversation === null) throw AppError.notFound('Conversation');
+    const turn = await replaceTurn(deps.store, {
       userId,
-      conversationId: conversation?.id ?? null,
-      content: request.message,
-      defaultTitle: untitled ? defaultTitle([{ role: 'user', content: request.message }]) : '',
+      conversationId: conversation.id,
+      replacement: replace.kind === 'regenerate' ? replace : { ...replace, content: request.message },
       historyLimit: deps.config.MAX_CONVERSATION_HISTORY,
     });
-    // Deleted between the read and the write.
-    if (!recorded) throw AppError.notFound('Conversation');
-    deps.attempt?.stored(() =>
-      forgetQuestion(deps.store, { userId, conversationId: recorded.conversation.id, madeConversation: conversation === null, tookTitle: untitled }),
-    );
-    const active = request.setup.workspace;
-    const workspace = await describeWorkspace(deps, active);
-    // A missing or tampered workspace (CONTRACT §11) gets no tools: nothing runs in it.
-    const usable = active !== null && workspace !== null && workspace.status !== 'missing' && workspace.status !== 'error';
-    const tools = toolsForMode(request.mode, usable ? { deps, actor: request.actor, workspace: active, pauseForApproval: request.streaming ?? false } : null);
-    const messages: ChatMessage[] = [...toChatMessages(recorded.history, tools.length > 0), { role: 'user', content: request.message }];
-    return {
-      userId,
-      conversation: recorded.conversation,
-      target: request.target,
-      system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
-      messages,
-      tools,
-      options: {
-        temperature: temperatureFor(request.target.provider, request.options?.temperature, deps.config),
-        maxTokens: request.options?.maxTokens,
-        call: request.options?.call,
-      },
-      wholeLines: request.wholeLines ?? false,
-    };
+    deps.attempt?.stored(() => forgetReplacement(deps.store, conversation.id, turn));
+    return turn;
+  }
+  const untitled = conversation === null || conversation.title === '';
+  const recorded = await deps.store.chat.recordQuestion({
+    userId,
+    conversationId: conversation?.id ?? null,
+    content: request.message,
+    defaultTitle: untitled ? defaultTitle([{ role: 'user', content: request.message }]) : '',
+    historyLimit: deps.config.MAX_CONVERSATION_HISTORY,
   });
+  // Deleted between the read and the write.
+  if (!recorded) throw AppError.notFound('Conversation');
+  deps.attempt?.stored(() =>
+    forgetQuestion(deps.store, { userId, conversationId: recorded.conversation.id, madeConversation: conversation === null, tookTitle: untitled }),
+  );
+  return { ...recorded, question: request.message };
 }

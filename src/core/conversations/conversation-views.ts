@@ -22,6 +22,8 @@ export interface MessageView {
   provider?: string;
   finishReason?: string;
   usage?: Record<string, unknown>;
+  /** CONTRACT §12: the message that replaced this one (regenerate, edit and resend). */
+  supersededBy?: string;
 }
 
 /** A Conversation row's listed columns, as Prisma or a driver statement reads them. */
@@ -44,6 +46,7 @@ export interface MessageViewRow {
   provider: string | null;
   finishReason: string | null;
   usage: Prisma.JsonValue | null;
+  supersededBy: string | null;
 }
 
 export function toSummary(row: ConversationSummaryRow): ConversationSummary {
@@ -67,6 +70,7 @@ export function toMessageView(row: MessageViewRow): MessageView {
     ...(row.provider !== null ? { provider: row.provider } : {}),
     ...(row.finishReason !== null ? { finishReason: row.finishReason } : {}),
     ...(row.usage !== null ? { usage: jsonObject(row.usage) } : {}),
+    ...(row.supersededBy !== null ? { supersededBy: row.supersededBy } : {}),
   };
 }
 

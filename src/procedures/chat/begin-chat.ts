@@ -29,7 +29,8 @@ export async function beginChat(
   });
   const chosen = chooseChatModel(ctx.config, route, input.model, activeModelOrSeed(setup.activeModel, ctx.config));
   await requirePermissionFor(ctx, `providers:${chosen.provider}`);
-  if (input.message.length > ctx.config.MAX_MESSAGE_LENGTH) {
+  const message = input.message ?? '';
+  if (message.length > ctx.config.MAX_MESSAGE_LENGTH) {
     throw AppError.invalid('Invalid request', {
       issues: [{ path: ['message'], message: `must be at most ${ctx.config.MAX_MESSAGE_LENGTH} characters` }],
     });
@@ -41,7 +42,8 @@ export async function beginChat(
     actor: { user: ctx.user, ip: ctx.ip },
     target,
     setup,
-    message: input.message,
+    message,
+    replace: input.regenerate === true ? { kind: 'regenerate' } : input.replyTo !== undefined ? { kind: 'edit', messageId: input.replyTo } : undefined,
     mode: input.mode,
     conversationId: input.conversation_id,
     promptOrders: input.promptOrders,

@@ -16,7 +16,12 @@ const promptOrdersSchema = z.union([
 ]);
 
 const chatFields = {
-  message: z.string().min(1, 'must not be empty'),
+  /** Required, except with `regenerate` (the stored question is answered again). */
+  message: z.string().min(1, 'must not be empty').optional(),
+  /** CONTRACT §12: answer the conversation's last question again; what answered it is superseded. */
+  regenerate: z.boolean().optional(),
+  /** CONTRACT §12: edit and resend; `message` replaces this question of the conversation and all after it. */
+  replyTo: z.string().min(1).max(200).optional(),
   mode: z.enum(chatModes).default('assistant'),
   model: z.string().trim().min(1).max(300).optional(),
   conversation_id: z.string().max(200).optional(),
@@ -34,19 +39,32 @@ const chatFields = {
     .optional(),
 };
 
+/** The `message` rule, which depends on `regenerate` and `replyTo`. */
+function checkTurn(input: { message?: string | undefined; regenerate?: boolean | undefined; replyTo?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (input.regenerate === true && input.replyTo !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['replyTo'], message: 'regenerate and replyTo cannot be combined' });
+  }
+  if (input.regenerate === true && input.message !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['message'], message: 'regenerate answers the stored question again; use replyTo to change it' });
+  }
+  if (input.regenerate !== true && input.message === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['message'], message: 'Required' });
+  }
+}
+
 const apiKey = z.string().max(1000).regex(headerSafeText, headerSafeMessage);
 
 /** /api/message and its stream paths: apiKey optional (the server's key otherwise). */
-export const plainChatInput = z.object({ ...chatFields, apiKey: apiKey.optional() });
+export const plainChatInput = z.object({ ...chatFields, apiKey: apiKey.optional() }).superRefine(checkTurn);
 
 /** /api/unified/*: the provider is named in the body. */
-export const unifiedChatInput = z.object({ ...chatFields, provider: z.enum(providerNames), apiKey: apiKey.optional() });
+export const unifiedChatInput = z.object({ ...chatFields, provider: z.enum(providerNames), apiKey: apiKey.optional() }).superRefine(checkTurn);
 
 /** /api/openai/* and /api/anthropic/*: the caller's key is required (checked with a clear message). */
-export const hostedChatInput = z.object({ ...chatFields, apiKey: apiKey.optional() });
+export const hostedChatInput = z.object({ ...chatFields, apiKey: apiKey.optional() }).superRefine(checkTurn);
 
 /** /api/ollama/*: no key. */
-export const localChatInput = z.object(chatFields);
+export const localChatInput = z.object(chatFields).superRefine(checkTurn);
 
 export type ChatInput = z.output<typeof plainChatInput>;
 

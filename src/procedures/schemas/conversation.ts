@@ -20,6 +20,7 @@ export const messageSchema = z.object({
   provider: z.string().optional(),
   finishReason: z.string().optional(),
   usage: z.record(z.string(), z.unknown()).optional(),
+  supersededBy: z.string().optional(),
 });
 
 export const workspaceRefSchema = z.object({
