@@ -13,10 +13,14 @@ export interface BuiltService {
   stop(): Promise<void>;
 }
 
-/** `nodeArgs` go before the script, such as `--cpu-prof` for a profile of the service. */
-export async function startBuiltService(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BuiltService> {
+/**
+ * `nodeArgs` go before the script, such as `--cpu-prof` for a profile of the service; `build` is
+ * the folder whose `dist/` runs (default: the current one), so two builds can be run side by side.
+ */
+export async function startBuiltService(env: Record<string, string> = {}, nodeArgs: string[] = [], build = '.'): Promise<BuiltService> {
   const folder = mkdtempSync(join(tmpdir(), 'assistant-bench-'));
   const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
+    cwd: build,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: `file:${join(folder, 'bench.db')}`, RATE_LIMIT_ENABLED: 'false', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -34,7 +38,7 @@ export async function startBuiltService(env: Record<string, string> = {}, nodeAr
       }, 20_000);
       createInterface({ input: child.stdout }).on('line', (line) => {
         const parsed = JSON.parse(line) as { msg?: string; url?: string };
-        if (parsed.msg === 'assistant service listening' && parsed.url) {
+        if (parsed.msg === `listening on ${String(parsed.url)}` && parsed.url) {
           clearTimeout(timer);
           resolve(parsed.url);
         }

@@ -34,6 +34,7 @@ import { newId } from './core/ids.js';
 import { publishTerminalHomes } from './core/cluster/terminal-homes.js';
 import { answerCarriedCalls } from './realtime/carried-calls.js';
 import { ServiceMetrics } from './core/metrics/service-metrics.js';
+import { ProviderReachability } from './core/status/provider-reachability.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -146,6 +147,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     startedAt,
     metrics,
     idempotency: createIdempotencyStore(redis && cluster ? { redis, bus: cluster.bus } : undefined),
+    providerReachability: new ProviderReachability(config, store),
     ...(redis ? { redis } : {}),
     ...(cluster ? { cluster } : {}),
   };

@@ -1,5 +1,7 @@
 import { ConfigError, loadConfig } from './core/config/load-config.js';
+import { startupFailureLine } from './core/config/startup-failure.js';
 import { createLogger } from './core/logger.js';
+import { resolveLogFormat } from './core/logger-pretty.js';
 import { startService } from './app.js';
 
 // The process entry point: configuration, start, and a graceful stop on SIGTERM/SIGINT.
@@ -13,11 +15,13 @@ try {
   process.exit(1);
 }
 
-const logger = createLogger(config.LOG_LEVEL);
+const logger = createLogger(config.LOG_LEVEL, undefined, resolveLogFormat(config.LOG_FORMAT, process.stdout.isTTY));
 
 try {
   const service = await startService(config, logger);
-  logger.info({ url: service.url, database: config.databaseKind }, 'assistant service listening');
+  // The message stays fixed for whatever waits for it; the URL is a field (a link in pretty form).
+  // A line a person can click in a terminal; the fields carry the same for log processors.
+  logger.info({ url: service.url, database: config.databaseKind }, `listening on ${service.url}`);
   let signalled = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (signalled) return;
@@ -39,6 +43,10 @@ try {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
 } catch (error) {
-  logger.fatal({ err: error }, 'start-up failed');
+  // A setting's mistake (port in use, database not there) is one line naming the variable, like
+  // a bad value above; anything else is a fault, logged with its stack.
+  const line = startupFailureLine(error, config);
+  if (line === undefined) logger.fatal({ err: error }, 'start-up failed');
+  else process.stderr.write(`${line}\n`);
   process.exit(1);
 }

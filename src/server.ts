@@ -12,6 +12,7 @@ import { refuseTerminalCallers } from './http/terminal-callers.js';
 import { requestLogging } from './http/request-id.js';
 import { requestTiming } from './http/request-timing.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
+import { healthEndpoints } from './http/health-endpoints.js';
 import { appErrorFrom } from './procedures/error-mapping.js';
 import { handleUnmatched, resolveRequests, type ProcedureTypes } from './http/resolve-request.js';
 import { writeGuards } from './http/write-guards.js';
@@ -40,6 +41,9 @@ export function createApp(deps: AppDeps): Express {
   // Each request is matched to its procedure once; every later layer reads that.
   app.use(resolveRequests(routes, procedures));
   app.use(requestTiming(deps.metrics, procedures.keys()));
+  // Liveness and readiness probes address the service by whatever name or IP the orchestrator
+  // has (a pod IP), and tell nothing worth a DNS-rebinding attack: before the Host check.
+  app.use(healthEndpoints(deps));
   app.use(hostGuard(config));
   // Commands that share the host's network (SANDBOX_NETWORK=host, SANDBOX=none) could call the
   // API as their user; in their own network namespace they cannot reach it at all (CONTRACT §11).
@@ -62,6 +66,11 @@ export function createApp(deps: AppDeps): Express {
   // A foreign page's writes and bodies that are not JSON, refused before anything runs (CONTRACT §8).
   app.use(writeGuards(config));
   app.use(handleUnmatched(deps.rateLimits));
+  // A request resolved to a REST route goes to the bridge from here; anything else passes on.
+  // None of the routers below serves a path of the route table (all under /api, none of them
+  // /api/docs or /api/openapi.json: tests/unit/route-table.test.ts), so a REST call skipped
+  // nothing but the walk through their layers, a tenth of a small request's time (BENCHMARKS.md).
+  app.use(restHandler(appRouter, deps));
 
   // Browser sign-in: public and in no rate group (CONTRACT §5), so before the limits.
   app.use(oidcLoginRouter(deps));
@@ -94,7 +103,6 @@ export function createApp(deps: AppDeps): Express {
 
   // OpenAI's wire format and error object, not the contract's envelope (CONTRACT §0, §10).
   app.use(openAICompatibleRoutes(appRouter, deps));
-  app.use(restHandler(appRouter, deps));
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;

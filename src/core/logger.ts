@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
+import { prettyDestination, type LogFormat } from './logger-pretty.js';
 
-export type { Logger };
+export type { Logger, LogFormat };
 
 // Secrets never reach the logs (CONTRACT §4): known secret fields are censored wherever they
 // appear, and URLs are logged through redactUrl.
@@ -26,8 +27,12 @@ const redactPaths = [
  * under way go out together in the next one, instead of one write system call each (a request
  * line per request was the largest single cost of a small request, BENCHMARKS.md "REST and
  * storage"). Pino flushes what is left when the process exits; only a `kill -9` can lose lines.
+ * With `format` pretty each line is rewritten for people (logger-pretty.ts).
  */
-export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
+export function createLogger(level: string, destination?: pino.DestinationStream, format: LogFormat = 'json'): Logger {
+  const target = destination ?? pino.destination({ dest: 1, sync: false });
+  // Colours only on a terminal of one's own (the default stdout), and not when NO_COLOR asks.
+  const colour = destination === undefined && process.stdout.isTTY && !process.env.NO_COLOR;
   return pino(
     {
       level,
@@ -35,7 +40,7 @@ export function createLogger(level: string, destination: pino.DestinationStream 
       redact: { paths: redactPaths, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination,
+    format === 'pretty' ? prettyDestination(target, colour) : target,
   );
 }
 

@@ -120,6 +120,8 @@ function resolve(req: Request, routes: readonly Route[], procedures: ProcedureTy
  */
 function canonical(rawPath: string): boolean {
   if (!rawPath.startsWith('/')) return false;
+  // Most paths hold no dot at all, plain or encoded: nothing to split (this runs on every request).
+  if (!rawPath.includes('.') && !/%2e/i.test(rawPath)) return true;
   return rawPath.split('/').every((segment) => {
     const plain = segment.replace(/%2e/gi, '.');
     return plain !== '.' && plain !== '..';

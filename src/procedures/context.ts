@@ -18,6 +18,7 @@ import type { CommandJudge } from '../core/security/command-judge.js';
 import type { IdempotencyStore } from '../core/idempotency/idempotency-store.js';
 import type { ChatAttempt } from '../core/chat/chat-attempt.js';
 import type { CommandDecisions } from '../core/commands/command-decisions.js';
+import type { ProviderReachability } from '../core/status/provider-reachability.js';
 
 /** What every transport shares: built once at start-up. */
 export interface AppDeps {
@@ -56,6 +57,8 @@ export interface AppDeps {
   metrics: ServiceMetrics;
   /** Chat requests' Idempotency-Keys (CONTRACT §12): in Redis with REDIS_URL, else in memory. */
   idempotency: IdempotencyStore;
+  /** Which model providers answer, probed behind `/api/status` (CONTRACT §3). */
+  providerReachability: ProviderReachability;
 }
 
 /** What one request adds. */

@@ -13,14 +13,9 @@ import { middleware, rootProcedure } from './trpc.js';
 // Guards run in the contract's order (CONTRACT §2): rate limit (429), authentication (401), permission (403
 // FORBIDDEN), feature flag (403 SECURITY_VIOLATION); input validation and existence come later in
 // each procedure. The unstorable-input check is the first step of input validation, so it follows.
-
-const authenticated = middleware(async function requireCaller({ ctx, type, next }) {
-  const user = await ctx.identify();
-  const result = await next({ ctx: { user } });
-  // A subscription outlives its request: it ends when the token expires, as sockets do.
-  if (type !== 'subscription' || !result.ok || user.tokenExpiresAt === undefined || !isAsyncIterable(result.data)) return result;
-  return { ...result, data: untilTokenExpiry(result.data, user.tokenExpiresAt) };
-});
+// They are the steps of one middleware per procedure (its gate), not one middleware each: tRPC
+// copies a call's options twice at every middleware, the largest single cost of a small request
+// (BENCHMARKS.md, "REST and storage").
 
 /** The first thing a guard finds missing, or null when the user passes it. */
 export function missingForGuard(user: User, guard: Guard): string | null {
@@ -38,15 +33,6 @@ async function deny(ctx: Context, user: User, missing: string): Promise<never> {
   await recordAudit(ctx.store, { type: 'access', userId: user.id, ip: ctx.ip, details: { action: 'denied', missing } });
   throw new AppError('FORBIDDEN', `Missing permission: ${missing}`, { details: { missing } });
 }
-
-const authorizedFor = (guard: Guard) =>
-  middleware(async function checkPermissions({ ctx, next }) {
-    // `identify` is memoised per request: this is the caller `authenticated` resolved.
-    const user = await ctx.identify();
-    const missing = missingForGuard(user, guard);
-    if (missing) await deny(ctx, user, missing);
-    return next();
-  });
 
 /**
  * For the few operations whose guard depends on the input (`pending?all=true` needs Lead):
@@ -70,22 +56,46 @@ const features: Record<Feature, { enabled: (config: Config) => boolean; variable
   },
 };
 
-const featureEnabled = (feature: Feature) =>
-  middleware(async function requireFeature({ ctx, next }) {
-    const { enabled, variable, refusal } = features[feature];
-    if (!enabled(ctx.config)) throw new AppError('SECURITY_VIOLATION', refusal, { details: { feature: variable } });
-    return next();
+function requireFeature(config: Config, feature: Feature): void {
+  const { enabled, variable, refusal } = features[feature];
+  if (!enabled(config)) throw new AppError('SECURITY_VIOLATION', refusal, { details: { feature: variable } });
+}
+
+/** A public procedure's gate: the rate limit, then the unstorable input. */
+const publicGate = middleware(async function publicGate({ ctx, meta, getRawInput, next }) {
+  await countRequest(ctx, meta);
+  await rejectUnstorableInput(getRawInput);
+  return next();
+});
+
+/**
+ * A caller's procedure gate, in the contract's order: the rate limit, the caller, its
+ * permissions, the feature flag, the unstorable input. The procedure gets the caller as
+ * `ctx.user`; a subscription outlives its request and ends when the token expires, as sockets do.
+ */
+function callerGate(guard: Guard, feature?: Feature) {
+  return middleware(async function callerGate({ ctx, meta, type, getRawInput, next }) {
+    await countRequest(ctx, meta);
+    const user = await ctx.identify();
+    const missing = missingForGuard(user, guard);
+    if (missing) await deny(ctx, user, missing);
+    if (feature) requireFeature(ctx.config, feature);
+    await rejectUnstorableInput(getRawInput);
+    const result = await next({ ctx: { user } });
+    if (type !== 'subscription' || !result.ok || user.tokenExpiresAt === undefined || !isAsyncIterable(result.data)) return result;
+    return { ...result, data: untilTokenExpiry(result.data, user.tokenExpiresAt) };
   });
+}
+
+const publicGuard: Guard = { kind: 'public' };
+const authenticatedGuard: Guard = { kind: 'authenticated' };
 
 /** No credential needed: health and documentation. */
-export const publicProcedure = rootProcedure
-  .meta({ guard: { kind: 'public' }, rateGroup: 'none' })
-  .use(countRequest)
-  .use(rejectUnstorableInput);
+export const publicProcedure = rootProcedure.meta({ guard: publicGuard, rateGroup: 'none' }).use(publicGate);
 
 /** Any valid caller. */
 export function requireAuthenticated(rateGroup: RateGroup = 'general') {
-  return rootProcedure.meta({ guard: { kind: 'authenticated' }, rateGroup }).use(countRequest).use(authenticated).use(rejectUnstorableInput);
+  return rootProcedure.meta({ guard: authenticatedGuard, rateGroup }).use(callerGate(authenticatedGuard));
 }
 
 /** All the given permissions, and optionally one of the given roles (or a role above it). */
@@ -99,10 +109,5 @@ export function requirePermission(
     ...(options.anyRole ? { anyRole: options.anyRole } : {}),
   };
   const { feature } = options;
-  const guarded = rootProcedure
-    .meta({ guard, rateGroup: options.rateGroup ?? 'general', ...(feature ? { feature } : {}) })
-    .use(countRequest)
-    .use(authenticated)
-    .use(authorizedFor(guard));
-  return (feature ? guarded.use(featureEnabled(feature)) : guarded).use(rejectUnstorableInput);
+  return rootProcedure.meta({ guard, rateGroup: options.rateGroup ?? 'general', ...(feature ? { feature } : {}) }).use(callerGate(guard, feature));
 }

@@ -1,14 +1,12 @@
 import { findInputProblem } from '../core/db/storable-input.js';
 import { AppError } from '../core/errors/app-error.js';
-import { middleware } from './trpc.js';
 
 /**
  * PostgreSQL's text and jsonb cannot hold U+0000 or lone surrogates and would fail the write with
  * a 500, while SQLite would store them: refusing them up front gives one 400 on both databases and
- * every transport, as the first step of input validation.
+ * every transport, as the first step of input validation (the last step of each procedure's gate).
  */
-export const rejectUnstorableInput = middleware(async function rejectUnstorable({ getRawInput, next }) {
+export async function rejectUnstorableInput(getRawInput: () => Promise<unknown>): Promise<void> {
   const problem = findInputProblem(await getRawInput());
   if (problem) throw AppError.invalid('Invalid request', { issues: [problem] });
-  return next();
-});
+}

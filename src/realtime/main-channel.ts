@@ -78,7 +78,7 @@ export class MainChannel {
   private async chat(requestId: string, body: Record<string, unknown>): Promise<void> {
     if (this.streamsByRequest.has(requestId)) throw AppError.invalid('A generation with this id is already running on this socket');
     const caller = this.caller();
-    const { streamId, after } = this.markdown ? await caller.chat.streamMarkdown(body as never) : await caller.chat.stream(body as never);
+    const { streamId, after } = this.markdown ? await caller.chat.streamMarkdown(body) : await caller.chat.stream(body);
     this.streamsByRequest.set(requestId, streamId);
     try {
       const job = this.deps.streams.require(this.userId, streamId);

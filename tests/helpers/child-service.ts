@@ -34,7 +34,7 @@ export async function spawnService(env: Record<string, string>, nodeArgs: string
     createInterface({ input: child.stdout }).on('line', (line) => {
       lines.push(line);
       const parsed = JSON.parse(line) as { msg?: string; url?: string };
-      if (parsed.msg === 'assistant service listening' && parsed.url) {
+      if (parsed.msg === `listening on ${String(parsed.url)}` && parsed.url) {
         clearTimeout(timer);
         resolve(parsed.url);
       }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { startFakeOllama } from '../fakes/index.js';
 import { postgresAdminUrl, postgresAvailable } from '../helpers/databases.js';
 import { expectEnvelope, startTestService } from '../helpers/test-service.js';
 
@@ -8,7 +9,9 @@ import { expectEnvelope, startTestService } from '../helpers/test-service.js';
 
 describe.skipIf(!postgresAvailable)('PostgreSQL outage', () => {
   it('answers 503 while the database refuses connections, and recovers after', async () => {
-    await using svc = await startTestService('postgresql');
+    // The default model's provider answers, so the status is `ok` once the database is back (CONTRACT §3).
+    await using ollama = await startFakeOllama();
+    await using svc = await startTestService('postgresql', { OLLAMA_BASE_URL: ollama.url });
     const saved = await svc.request('POST', '/api/conversation/save', {
       json: { title: 'Before the outage', conversationData: { messages: [{ role: 'user', content: 'kept' }] } },
     });

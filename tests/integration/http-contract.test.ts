@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedOrigin } from '../helpers/closed-origin.js';
 import { describeOnDatabases } from '../helpers/databases.js';
 import { expectEnvelope, startTestService, type TestService } from '../helpers/test-service.js';
 
@@ -7,20 +8,23 @@ import { expectEnvelope, startTestService, type TestService } from '../helpers/t
 describeOnDatabases('HTTP contract', (kind) => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService(kind, { BODY_LIMIT: '64kb' });
+    // No Ollama answers at its address, whatever runs on this machine.
+    svc = await startTestService(kind, { BODY_LIMIT: '64kb', OLLAMA_BASE_URL: await closedOrigin() });
   });
   afterAll(async () => {
     await svc[Symbol.asyncDispose]();
   });
 
-  it('GET /api/status reports a healthy service', async () => {
+  it("GET /api/status reports the service, degraded (200) while the default model's provider is unreachable", async () => {
     const res = await svc.request('GET', '/api/status');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'ok', assistant: true, database: kind, version: '0.1.0' });
+    expect(res.body).toMatchObject({ status: 'degraded', assistant: true, database: kind, version: '0.1.0' });
     expect(Date.parse(res.body.timestamp)).not.toBeNaN();
     expect(Number.isInteger(res.body.uptime)).toBe(true);
-    expect(res.body.providers.ollama).toEqual({ configured: true, defaultModel: 'llama3.2' });
+    expect(res.body.providers.ollama).toEqual({ configured: true, defaultModel: 'llama3.2', reachable: false });
     expect(res.body.providers.openai.configured).toBe(false);
+    expect(res.body.serviceDefaultModel).toEqual({ name: 'llama3.2', provider: 'ollama' });
+    expect(res.body.problems).toEqual(['ollama, the provider of the service default model llama3.2, is unreachable (OLLAMA_BASE_URL)']);
   });
 
   it('HEAD behaves like GET without a body', async () => {

@@ -228,9 +228,11 @@ describe('unreachable and absent providers in GET /api/models', () => {
         provider: 'openai',
         capabilities: { streaming: true, tools: true, vision: true, contextWindow: 1_047_576 },
       },
+      // No server key: listed, usable with the caller's own apiKey, but not `available`.
       {
         name: 'claude-opus-4-1',
-        status: 'available',
+        status: 'unavailable',
+        reason: 'needs apiKey',
         provider: 'anthropic',
         capabilities: { streaming: true, tools: true, vision: true, contextWindow: 200_000 },
       },

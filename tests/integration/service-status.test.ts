@@ -9,13 +9,14 @@ import { startTestService } from '../helpers/test-service.js';
 describeOnDatabases('the status probe', (kind) => {
   it('shares one database query among the requests that arrive while it runs, and probes afresh after', async () => {
     await using svc = await startTestService(kind);
-    const { store, config, startedAt, sandbox, redis } = svc.service.deps;
+    const { store, config, startedAt, sandbox, redis, providerReachability } = svc.service.deps;
     const realPing = store.reads.ping.bind(store.reads);
     const ping = vi.spyOn(store.reads, 'ping');
-    const status = () => getServiceStatus(store, config, startedAt, sandbox, redis);
+    const status = () => getServiceStatus(store, config, startedAt, sandbox, redis, providerReachability);
 
     const together = await Promise.all(Array.from({ length: 20 }, status));
-    expect(together.every((answer) => answer.status === 'ok')).toBe(true);
+    // No Ollama runs here, and it is the default model's provider (CONTRACT §3).
+    expect(together.every((answer) => answer.status === 'degraded')).toBe(true);
     expect(ping).toHaveBeenCalledTimes(1);
 
     await status();

@@ -2,6 +2,7 @@ import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/index.js';
+import { closedOrigin } from '../helpers/closed-origin.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
 // The same procedures at /trpc, driven by the official typed client with superjson.
@@ -10,7 +11,7 @@ describe('typed RPC at /trpc', () => {
   let svc: TestService;
   let client: ReturnType<typeof createTRPCClient<AppRouter>>;
   beforeAll(async () => {
-    svc = await startTestService('sqlite');
+    svc = await startTestService('sqlite', { OLLAMA_BASE_URL: await closedOrigin() });
     client = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${svc.url}/trpc`, transformer: superjson })] });
   });
   afterAll(async () => {
@@ -19,7 +20,9 @@ describe('typed RPC at /trpc', () => {
 
   it('reads status and context with full types', async () => {
     const status = await client.system.status.query({});
-    expect(status.status).toBe('ok');
+    // No Ollama here, and it is the default model's provider (CONTRACT §3).
+    expect(status.status).toBe('degraded');
+    expect(status.providers.ollama.reachable).toBe(false);
     const context = await client.context.get.query({});
     expect(context.context.model).toEqual({ name: 'llama3.2', provider: 'ollama' });
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { startFakeOllama } from '../fakes/index.js';
 import { createTestDatabase, postgresAvailable } from '../helpers/databases.js';
 import { freshRedisPrefix, redisAvailable, redisUrl } from '../helpers/redis.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
@@ -44,7 +45,9 @@ describe.skipIf(!postgresAvailable)('PostgreSQL cut under load', () => {
     const proxied = new URL(database.url);
     proxied.host = proxy.address;
     try {
-      await using svc = await startTestService('postgresql', { DATABASE_URL: proxied.toString() }, database);
+      // The default model's provider answers, so the status is `ok` once the database is back (CONTRACT §3).
+      await using ollama = await startFakeOllama();
+      await using svc = await startTestService('postgresql', { DATABASE_URL: proxied.toString(), OLLAMA_BASE_URL: ollama.url }, database);
       const saved = await svc.request('POST', '/api/conversation/save', {
         json: { title: 'Before the cut', conversationData: { messages: [{ role: 'user', content: 'kept' }] } },
       });

@@ -7,6 +7,11 @@ import { lacksOutputFormat } from '../../src/core/providers/anthropic-answer-too
 import { readLogprobs } from '../../src/core/providers/call-options.js';
 import type { ChatCall } from '../../src/core/providers/chat-protocol.js';
 
+/** The body a request sends, as the provider reads it (the wire is JSON text). */
+function wireJson(json: object): any {
+  return JSON.parse(JSON.stringify(json));
+}
+
 // CONTRACT §12's parameter table where it is decided: which provider refuses what (by OpenAI's
 // name), which Anthropic models need the forced answer tool, and what of an upstream's log
 // probabilities reaches a caller.
@@ -102,7 +107,7 @@ describe('Anthropic specifics', () => {
     decoder.push(event({ type: 'message_stop' }));
     expect(decoder.end()).toMatchObject({ toolCalls: [], finish: 'stop' });
     expect(text.join('')).toBe('{"a":1}');
-    expect(JSON.parse(anthropicMessages.request(call, 'k').body)).toMatchObject({
+    expect(wireJson(anthropicMessages.request(call, 'k').json)).toMatchObject({
       tools: [{ name: 'json_object', input_schema: { type: 'object' } }],
       tool_choice: { type: 'tool', name: 'json_object' },
     });

@@ -9,7 +9,7 @@ it('rejects, never throws, when node:http refuses a header', async () => {
   let sent: Promise<void> | undefined;
   expect(() => {
     sent = sendToProvider(
-      { url: 'http://127.0.0.1:9/v1/chat/completions', headers: { authorization: 'Bearer sk-a\r\nx-injected: 1' }, body: '{}', signal: new AbortController().signal, timeoutMs: 1000 },
+      { url: 'http://127.0.0.1:9/v1/chat/completions', headers: { authorization: 'Bearer sk-a\r\nx-injected: 1' }, json: {}, signal: new AbortController().signal, timeoutMs: 1000 },
       sink,
     );
   }).not.toThrow();

@@ -29,6 +29,13 @@ describe('REST route table', () => {
     expect(matchRoute(routes, 'DELETE', '/api/conversations/x')?.route.procedure).toBe('conversations.delete');
   });
 
+  it('leaves the documentation paths to their own Express routes', () => {
+    // server.ts hands REST matches to the bridge before the documentation's routers.
+    for (const path of ['/api/openapi.json', '/api/docs', '/api/docs/', '/api/docs/assets/swagger-ui.css']) {
+      for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']) expect(matchRoute(routes, method, path)).toBeNull();
+    }
+  });
+
   it('has no two routes for the same method and path', () => {
     const keys = routes.map((route) => `${route.method} ${route.path}`);
     expect(new Set(keys).size).toBe(keys.length);

@@ -5,6 +5,11 @@ import { ollamaChat } from '../../src/core/providers/ollama-chat.js';
 import { openAIChat } from '../../src/core/providers/openai-chat.js';
 import { ProviderProtocolError, ProviderStreamError } from '../../src/core/providers/provider-errors.js';
 
+/** The body a request sends, as the provider reads it (the wire is JSON text). */
+function wireJson(json: object): any {
+  return JSON.parse(JSON.stringify(json));
+}
+
 // The three wire clients' two halves: the request each provider is sent, and the decoding of its
 // streamed answer however the network splits it. (Integration tests run them against the fakes.)
 
@@ -99,7 +104,7 @@ describe('OpenAI Chat Completions', () => {
     const wire = openAIChat.request(call, 'sk-1');
     expect(wire.path).toBe('/chat/completions');
     expect(wire.headers.authorization).toBe('Bearer sk-1');
-    const sent = JSON.parse(wire.body);
+    const sent = wireJson(wire.json);
     expect(sent).toMatchObject({ model: 'm', stream: true, stream_options: { include_usage: true }, temperature: 0.2 });
     expect(sent.max_tokens).toBeUndefined();
     expect(sent.messages).toEqual([
@@ -114,10 +119,10 @@ describe('OpenAI Chat Completions', () => {
   });
 
   it('gives reasoning models no temperature and max_completion_tokens instead of max_tokens', () => {
-    const sent = JSON.parse(openAIChat.request({ ...call, model: 'o3-mini', maxTokens: 99 }, 'k').body);
+    const sent = wireJson(openAIChat.request({ ...call, model: 'o3-mini', maxTokens: 99 }, 'k').json);
     expect(sent.temperature).toBeUndefined();
     expect(sent).toMatchObject({ max_completion_tokens: 99 });
-    expect(JSON.parse(openAIChat.request({ ...call, model: 'gpt-4o', maxTokens: 99 }, 'k').body)).toMatchObject({ max_tokens: 99, temperature: 0.2 });
+    expect(wireJson(openAIChat.request({ ...call, model: 'gpt-4o', maxTokens: 99 }, 'k').json)).toMatchObject({ max_tokens: 99, temperature: 0.2 });
   });
 });
 
@@ -171,18 +176,18 @@ describe('Anthropic Messages', () => {
   });
 
   it('starts at the first question when the history window opens with an answer or its tool calls', () => {
-    const sent = JSON.parse(
-      anthropicMessages.request({ ...call, messages: call.messages.slice(1) }, 'k').body,
+    const sent = wireJson(
+      anthropicMessages.request({ ...call, messages: call.messages.slice(1) }, 'k').json,
     ) as { messages: { role: string }[] };
     expect(sent.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'thanks' }] }]);
-    const onlyAnswers = JSON.parse(anthropicMessages.request({ ...call, messages: call.messages.slice(1, 4) }, 'k').body) as { messages: unknown[] };
+    const onlyAnswers = wireJson(anthropicMessages.request({ ...call, messages: call.messages.slice(1, 4) }, 'k').json) as { messages: unknown[] };
     expect(onlyAnswers.messages).toEqual([]);
   });
 
   it('sends the system prompt apart, tool results as user turns, and a max_tokens the model accepts', () => {
     const wire = anthropicMessages.request(call, 'sk-ant');
     expect(wire.headers).toMatchObject({ 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01' });
-    const sent = JSON.parse(wire.body);
+    const sent = wireJson(wire.json);
     expect(sent).toMatchObject({ model: 'm', system: 'Be brief.', stream: true, temperature: 0.2, max_tokens: 16_384 });
     expect(sent.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'list' }] },
@@ -195,11 +200,11 @@ describe('Anthropic Messages', () => {
     expect(sent.tools).toEqual([{ name: 'list_files', description: 'List', input_schema: { type: 'object', properties: {} } }]);
     expect(defaultAnthropicMaxTokens('claude-3-haiku-20240307')).toBe(4096);
     expect(defaultAnthropicMaxTokens('claude-3-5-sonnet-latest')).toBe(8192);
-    expect(JSON.parse(anthropicMessages.request({ ...call, maxTokens: 50 }, 'k').body).max_tokens).toBe(50);
+    expect(wireJson(anthropicMessages.request({ ...call, maxTokens: 50 }, 'k').json).max_tokens).toBe(50);
   });
 
   it('merges consecutive turns of one role and leaves out empty ones', () => {
-    const sent = JSON.parse(
+    const sent = wireJson(
       anthropicMessages.request(
         {
           ...call,
@@ -211,7 +216,7 @@ describe('Anthropic Messages', () => {
           ],
         },
         'k',
-      ).body,
+      ).json,
     );
     expect(sent.messages).toEqual([
       {
@@ -250,7 +255,7 @@ describe('Ollama chat', () => {
   it('puts temperature and the token limit in options, and tool arguments as objects', () => {
     const wire = ollamaChat.request({ ...call, maxTokens: 64 }, undefined);
     expect(wire.path).toBe('/api/chat');
-    const sent = JSON.parse(wire.body);
+    const sent = wireJson(wire.json);
     expect(sent.options).toEqual({ temperature: 0.2, num_predict: 64 });
     expect(sent.messages[2]).toEqual({ role: 'assistant', content: '', tool_calls: [{ function: { name: 'list_files', arguments: { path: '.' } } }] });
     expect(sent.messages[3]).toEqual({ role: 'tool', tool_name: 'list_files', content: '{"entries":["a"]}' });

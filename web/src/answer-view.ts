@@ -1,4 +1,5 @@
 import type { AnswerPart } from './answer-parts.js';
+import { addCodeCopyButtons, copyButton } from './copy-button.js';
 import { el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -38,6 +39,7 @@ function partElement(part: AnswerPart): HTMLElement {
     case 'text': {
       const body = el('div', { class: 'markdown' });
       body.append(renderMarkdown(part.text));
+      addCodeCopyButtons(body);
       return body;
     }
     case 'tool':
@@ -58,6 +60,8 @@ export class AnswerView {
   readonly element: HTMLElement;
   readonly #body: HTMLElement;
   readonly #footer: HTMLElement;
+  /** Copy and Regenerate: shown once the answer is complete. */
+  readonly #actions: HTMLElement;
   readonly #partElements: HTMLElement[] = [];
   readonly #dirty = new Set<number>();
   #frame = 0;
@@ -65,7 +69,20 @@ export class AnswerView {
   constructor(readonly parts: AnswerPart[], streaming: boolean) {
     this.#body = el('div', { class: 'answer-body' });
     this.#footer = el('footer', { class: 'message-footer' });
-    this.element = el('article', { class: 'message assistant', 'aria-label': 'Assistant', 'aria-busy': streaming ? 'true' : 'false' }, this.#body, this.#footer);
+    this.#actions = el(
+      'div',
+      { class: 'message-actions', hidden: streaming },
+      copyButton('Copy answer', () => this.text(), { 'data-copy': 'answer' }),
+      // The chat panel offers it on the conversation's last answer only, when nothing runs.
+      el('button', { type: 'button', class: 'regenerate', hidden: true, title: 'Answer the last question again' }, 'Regenerate'),
+    );
+    this.element = el(
+      'article',
+      { class: 'message assistant', 'aria-label': 'Assistant', 'aria-busy': streaming ? 'true' : 'false' },
+      this.#body,
+      this.#footer,
+      this.#actions,
+    );
     parts.forEach((_part, index) => this.#dirty.add(index));
     this.#draw();
   }
@@ -85,7 +102,17 @@ export class AnswerView {
     if (note) this.#footer.textContent = note;
     this.element.setAttribute('aria-busy', 'false');
     this.element.classList.remove('streaming');
+    this.#actions.hidden = false;
   }
+
+  /** The answer's text as the model wrote it (Markdown), for the clipboard. */
+  text(): string {
+    return this.parts
+      .filter((part) => part.kind === 'text')
+      .map((part) => part.text)
+      .join('\n\n');
+  }
+
 
   /** The connection to the stream broke: say so and offer to follow it again. */
   interrupted(note: string, resume: () => void): void {
@@ -114,6 +141,15 @@ export class AnswerView {
   }
 }
 
-export function userMessageElement(text: string): HTMLElement {
-  return el('article', { class: 'message user', 'aria-label': 'You' }, el('p', { class: 'user-text' }, text));
+/**
+ * A question. Its Edit button carries its label in CSS and aria-label, not as text: the article's
+ * text stays exactly the question (what a reader, a copy or a test reads from it).
+ */
+export function userMessageElement(text: string, id?: string): HTMLElement {
+  return el(
+    'article',
+    { class: 'message user', 'aria-label': 'You', 'data-id': id },
+    el('p', { class: 'user-text' }, text),
+    el('button', { type: 'button', class: 'edit-message', 'aria-label': 'Edit and resend this question', title: 'Edit and resend', hidden: true }),
+  );
 }

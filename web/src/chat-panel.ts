@@ -1,20 +1,16 @@
 import type { ChatEvent } from '../../src/core/chat/chat-events.js';
-import { appCodeOf, type ApiClient } from './api-client.js';
-import { applyEvent, heldToolPart, partsOfStoredAnswer } from './answer-parts.js';
+import type { ApiClient } from './api-client.js';
+import { partsOfStoredAnswer } from './answer-parts.js';
 import { AnswerView, userMessageElement } from './answer-view.js';
 import { announce, el, errorText } from './dom.js';
+import { MessageActions } from './message-actions.js';
+import { plainTitle } from './plain-title.js';
 import { clearRunningStream, loadRunningStream, saveRunningStream, type RunningStream } from './running-stream.js';
+import { SendRetry, type Ask } from './send-retry.js';
+import { shownMessages, type StoredMessage } from './shown-messages.js';
+import { endAnnouncement, StreamFollower, type Following, type HeldCommand } from './stream-follower.js';
 
 type Mode = 'chat' | 'assistant' | 'agent';
-
-let unloading = false;
-addEventListener('pagehide', () => {
-  unloading = true;
-});
-addEventListener('pageshow', () => {
-  unloading = false;
-});
-type StoredMessage = { role: string; content: string; toolCalls?: unknown[] | undefined; provider?: string | undefined; model?: string | undefined };
 
 /** The model picker as the panel sees it: what to send with a message, told which conversation is shown. */
 export interface ConversationModel {
@@ -23,26 +19,11 @@ export interface ConversationModel {
   conversationShown(messages: readonly StoredMessage[]): void;
 }
 
-const endNotes: Record<string, string> = {
-  aborted: 'Stopped.',
-  error: 'The answer ended with an error.',
-  length: 'Cut off at the length limit.',
-  'tool-calls': 'Stopped after the most tool steps allowed.',
-};
-
-interface Following {
-  stream: RunningStream;
-  view: AnswerView;
-  unsubscribe: () => void;
-  /** Stop was pressed and the abort accepted: the `done` event is on its way. */
-  stopping: boolean;
-}
-
 /**
  * The conversation on screen and the composer. A generation is a server-side job: this panel
- * starts it (chat.stream), follows it (streams.follow, resumable by sequence number), and stops it
- * (streams.abort); leaving the page or the conversation does not stop it. Streams of conversations
- * not on screen are still followed, so going back to one shows its answer still coming.
+ * starts it (chat.stream), follows it (StreamFollower), and stops it (streams.abort); leaving the
+ * page or the conversation does not stop it. Retry after a failure (SendRetry) and the buttons on
+ * the messages (MessageActions) ask for answers through this panel.
  */
 export class ChatPanel {
   conversationId: string | null = null;
@@ -63,14 +44,11 @@ export class ChatPanel {
     el('option', { value: 'agent' }, 'Agent (write, run commands)'),
   );
   readonly #send = el('button', { type: 'submit', class: 'primary' }, 'Send');
-  readonly #stop = el('button', { type: 'button', class: 'danger', hidden: true }, 'Stop');
-  readonly #status = el('p', { class: 'composer-status', role: 'status' });
-  /**
-   * The answers still running, by conversation id (at most one generation runs per conversation):
-   * followed, or waiting for Resume after the connection was lost.
-   */
-  readonly #running = new Map<string, Following>();
-  readonly #holds = new Map<string, { commandId: string; toolCallId?: string | undefined; command: string }>();
+  readonly #stop = el('button', { type: 'button', class: 'danger', hidden: true, title: 'Stop the answer (Esc)' }, 'Stop');
+  readonly #status = el('p', { class: 'composer-status', id: 'composer-status', role: 'status' });
+  readonly #retry: SendRetry;
+  readonly #actions: MessageActions;
+  readonly #follower: StreamFollower;
   /** A message is on its way to chat.stream: a second one must wait, or two streams would start. */
   #sending = false;
   /**
@@ -86,6 +64,41 @@ export class ChatPanel {
     private readonly onConversationChanged: () => void,
     private readonly model?: ConversationModel,
   ) {
+    const busy = () => this.#sending || this.#shownRunning() !== undefined;
+    const reload = (conversationId: string) => this.#reload(conversationId);
+    const ask = (request: Ask) => this.#ask(request);
+    this.#retry = new SendRetry(client, this.#status, {
+      shownConversation: () => this.conversationId,
+      busy,
+      reload,
+      ask,
+      giveBack: (message) => {
+        if (this.#input.value === '') this.#input.value = message;
+      },
+    });
+    this.#actions = new MessageActions(this.#messages, client, {
+      busy,
+      reload,
+      ask,
+      editingChanged: () => {
+        this.#updateBusy();
+      },
+      focusComposer: () => {
+        this.#input.focus();
+      },
+    });
+    this.#follower = new StreamFollower(client, {
+      event: (stream, event) => {
+        this.#streamEvent(stream, event);
+      },
+      gone: (stream) => {
+        this.#streamGone(stream);
+      },
+      changed: () => {
+        this.#updateBusy();
+      },
+    });
+
     const form = el(
       'form',
       { class: 'composer', 'aria-label': 'Send a message' },
@@ -97,8 +110,7 @@ export class ChatPanel {
         el('label', { for: 'mode-select' }, 'Mode '),
         this.#mode,
         this.#status,
-        this.#stop,
-        this.#send,
+        el('div', { class: 'composer-actions' }, this.#retry.button, this.#stop, this.#send),
       ),
     );
     root.append(el('div', { class: 'chat-header' }, this.#title), this.#messages, form);
@@ -113,6 +125,18 @@ export class ChatPanel {
       }
     });
     this.#stop.addEventListener('click', () => void this.stop());
+    // Esc stops the answer coming, from the composer or anywhere on the page but a dialog, the
+    // terminal or a field with an Esc of its own (the drawer, a rename, an edit say so by
+    // preventing the default).
+    document.addEventListener('keydown', (event) => {
+      if (event.key !== 'Escape' || event.defaultPrevented || event.isComposing) return;
+      if (document.querySelector('dialog[open]')) return;
+      const target = event.target;
+      const onPage = target === document.body || target === document.documentElement || (target instanceof Element && root.contains(target));
+      if (!onPage || !this.#shownRunning()) return;
+      event.preventDefault();
+      void this.stop();
+    });
     // Saving is throttled (#saveSoon); the page going away writes the latest state at once.
     addEventListener('pagehide', () => {
       this.#saveShown();
@@ -129,7 +153,7 @@ export class ChatPanel {
         return;
       } catch (error) {
         console.warn('could not resume the running answer', error);
-        this.#stopFollowing(this.#running.get(running.conversationId));
+        this.#follower.stop(this.#follower.of(running.conversationId));
         clearRunningStream();
       }
     }
@@ -157,53 +181,23 @@ export class ChatPanel {
 
   /** The list renamed or deleted a conversation: keep the header (or the screen) in step. */
   conversationRenamed(id: string, title: string): void {
-    if (id === this.conversationId) this.#title.textContent = title || 'New conversation';
+    if (id === this.conversationId) this.#setTitle(title);
   }
 
   async conversationDeleted(id: string): Promise<void> {
-    this.#stopFollowing(this.#running.get(id));
+    this.#follower.stop(this.#follower.of(id));
     if (id === this.conversationId) await this.newConversation();
   }
 
   async send(): Promise<void> {
     const message = this.#input.value.trim();
     if (!message || this.#sending || this.#shownRunning()) return;
-    const mode = this.#mode.value as Mode;
-    const generation = this.#generation;
-    this.#sending = true;
-    this.#updateBusy();
-    this.#status.textContent = '';
-    let sent: HTMLElement | null = null;
-    try {
-      this.conversationId ??= (await this.client.conversations.current.query({})).conversation.id;
-      if (generation !== this.#generation) return;
-      const conversationId = this.conversationId;
-      sent = userMessageElement(message);
-      this.#messages.querySelector('.empty-hint')?.remove();
-      this.#messages.append(sent);
-      this.#input.value = '';
-      // The model goes with the message (CONTRACT §12): choosing one here changes nobody's active model.
-      const model = this.model?.chosen();
-      const { streamId } = await this.client.chat.stream.mutate({ message, mode, conversation_id: conversationId, ...(model ? { model } : {}) });
-      const stream: RunningStream = { streamId, conversationId, lastSeq: 0, parts: [] };
-      const view = this.#answerView(stream);
-      this.#follow(stream, view);
-      // The user may have opened another conversation meanwhile: the answer then waits off screen.
-      if (this.conversationId === conversationId) {
-        this.#messages.append(view.element);
-        this.#scrollToEnd();
-        saveRunningStream(stream);
-        announce('The assistant is answering.');
-      }
-    } catch (error) {
-      sent?.remove();
-      // Not sent: the text comes back unless something new was typed meanwhile.
-      if (this.#input.value === '') this.#input.value = message;
-      this.#status.textContent = `Not sent: ${errorText(error)}`;
-    } finally {
-      this.#sending = false;
-      this.#updateBusy();
-    }
+    await this.#ask({ kind: 'send', message });
+  }
+
+  /** Answers the conversation's last question again; the answer it had stays stored, superseded. */
+  async regenerate(): Promise<void> {
+    await this.#actions.regenerate();
   }
 
   async stop(): Promise<void> {
@@ -220,81 +214,92 @@ export class ChatPanel {
     }
   }
 
+  /** A command held for confirmation: an answer paused on it shows its tool call as waiting. */
+  commandHeld(held: HeldCommand): void {
+    this.#follower.commandHeld(held);
+  }
+
+  commandDecided(commandId: string): void {
+    this.#follower.commandDecided(commandId);
+  }
+
+  /**
+   * Starts an answer (CONTRACT §12 for `regenerate` and `replyTo`) and follows it. What it
+   * replaces leaves the screen only once the server has taken the request; a failure puts the
+   * stored state back on screen and offers Retry.
+   */
+  async #ask(ask: Ask): Promise<void> {
+    const mode = this.#mode.value as Mode;
+    const generation = this.#generation;
+    this.#sending = true;
+    this.#retry.clear();
+    this.#updateBusy();
+    let sent: HTMLElement | null = null;
+    // Answers (and an edited question with what followed it) replaced by this request.
+    let replaced: HTMLElement[] = [];
+    let conversationId = this.conversationId;
+    try {
+      conversationId ??= this.conversationId = (await this.client.conversations.current.query({})).conversation.id;
+      if (generation !== this.#generation) return;
+      const replyTo = ask.kind === 'edit' ? await this.#actions.idOf(ask.article, conversationId) : undefined;
+      if (generation !== this.#generation) return;
+      replaced = this.#actions.replacedBy(ask);
+      for (const element of replaced) element.hidden = true;
+      if (ask.kind !== 'regenerate') {
+        sent = userMessageElement(ask.message);
+        this.#messages.querySelector('.empty-hint')?.remove();
+        this.#messages.append(sent);
+        if (this.#input.value.trim() === ask.message) this.#input.value = '';
+      }
+      // The model goes with the message (CONTRACT §12): choosing one here changes nobody's active model.
+      const model = this.model?.chosen();
+      // Regenerate names no message: the stored question is what is answered (CONTRACT §12).
+      const turn = ask.kind === 'regenerate' ? { regenerate: true } : { message: ask.message, ...(replyTo !== undefined ? { replyTo } : {}) };
+      const { streamId } = await this.client.chat.stream.mutate({ ...turn, mode, conversation_id: conversationId, ...(model ? { model } : {}) });
+      for (const element of replaced) element.remove();
+      const stream: RunningStream = { streamId, conversationId, lastSeq: 0, parts: [] };
+      const { view } = this.#follower.follow(stream);
+      // The user may have opened another conversation meanwhile: the answer then waits off screen.
+      if (this.conversationId === conversationId) {
+        this.#messages.append(view.element);
+        this.#scrollToEnd();
+        saveRunningStream(stream);
+        announce('The assistant is answering.');
+      }
+    } catch (error) {
+      await this.#retry.failed({ ask, error, conversationId, sent, replaced, stale: () => generation !== this.#generation });
+    } finally {
+      this.#sending = false;
+      this.#updateBusy();
+    }
+  }
+
+  /** Shows the conversation as stored. */
+  async #reload(conversationId: string): Promise<void> {
+    const generation = this.#generation;
+    const loaded = await this.client.conversations.get.query({ id: conversationId });
+    if (generation === this.#generation && this.conversationId === conversationId) this.#show(loaded.conversation.id, loaded.conversation.title, loaded.messages);
+  }
+
   async #resume(running: RunningStream, generation: number): Promise<void> {
     const loaded = await this.client.conversations.get.query({ id: running.conversationId });
     if (generation !== this.#generation) return;
-    this.#follow(running, this.#answerView(running));
+    this.#follower.follow(running);
     // #show puts the followed answer in place of the stored (possibly partial) one.
     this.#show(loaded.conversation.id, loaded.conversation.title, loaded.messages);
   }
 
-  #answerView(stream: RunningStream): AnswerView {
-    const view = new AnswerView(stream.parts, true);
-    view.element.classList.add('streaming');
-    return view;
-  }
-
-  #follow(stream: RunningStream, view: AnswerView): void {
-    const subscription = this.client.streams.follow.subscribe(
-      { streamId: stream.streamId, lastEventId: stream.lastSeq > 0 ? String(stream.lastSeq) : null },
-      {
-        onData: ({ id, data }) => {
-          this.#onEvent(following, Number(id), data);
-        },
-        onError: (error) => {
-          // Leaving the page closes the connection; the stream must stay stored for the next page.
-          if (unloading) return;
-          following.unsubscribe();
-          if (appCodeOf(error) === 'NOT_FOUND') {
-            // Past its retention: the stored conversation holds the whole answer instead.
-            this.#stopFollowing(following);
-            if (this.conversationId === stream.conversationId) clearRunningStream();
-            view.finish('This answer can no longer be followed.');
-            void this.client.conversations.get
-              .query({ id: stream.conversationId })
-              .then((loaded) => {
-                if (this.conversationId === loaded.conversation.id) this.#show(loaded.conversation.id, loaded.conversation.title, loaded.messages);
-              })
-              .catch(() => undefined);
-            return;
-          }
-          // The generation goes on without us, so it stays the conversation's running answer (and
-          // stored for a reload, which an error during the page's own unloading may precede);
-          // Resume follows it again after the last event shown.
-          view.interrupted(`Connection lost: ${errorText(error)}`, () => {
-            if (this.#running.get(stream.conversationId) === following) this.#follow(stream, view);
-          });
-        },
-      },
-    );
-    const following: Following = {
-      stream,
-      view,
-      stopping: false,
-      unsubscribe: () => {
-        subscription.unsubscribe();
-      },
-    };
-    this.#running.set(stream.conversationId, following);
-    this.#updateBusy();
-  }
-
-  #onEvent(following: Following, seq: number, event: ChatEvent): void {
-    const { stream, view } = following;
+  /** An event of a followed answer: the rest of the page keeps in step if its conversation is shown. */
+  #streamEvent(stream: RunningStream, event: ChatEvent): void {
     const shown = this.conversationId === stream.conversationId;
-    view.changed(applyEvent(stream.parts, event));
-    if (event.type === 'tool_call') this.#markWaiting(following);
-    stream.lastSeq = seq;
     if (event.type === 'context_update' && shown) {
-      this.#title.textContent = event.context.title || 'New conversation';
+      this.#setTitle(event.context.title);
     }
     if (event.type === 'done') {
-      const { finishReason, provider, model } = event.metadata;
-      this.#stopFollowing(following);
-      view.finish(endNotes[finishReason] ?? `${provider}/${model}`);
+      this.#updateBusy();
       if (shown) {
         this.#saveShown();
-        announce(finishReason === 'stop' ? 'The answer is complete.' : (endNotes[finishReason] ?? 'The answer ended.'));
+        announce(endAnnouncement(event.metadata.finishReason));
       }
       this.onConversationChanged();
     } else if (shown) {
@@ -303,40 +308,19 @@ export class ChatPanel {
     if (shown) this.#scrollToEnd();
   }
 
-  /** Ends this one subscription (a later stream of the same conversation is left alone). */
-  #stopFollowing(following: Following | undefined): void {
-    if (!following) return;
-    following.unsubscribe();
-    if (this.#running.get(following.stream.conversationId) === following) this.#running.delete(following.stream.conversationId);
-    this.#updateBusy();
-  }
-
-  /**
-   * A command held for confirmation (CONTRACT §12): an answer paused on it shows its tool call as
-   * waiting. The hold may be heard before the tool call (a reload: the pending list and the
-   * stream's replay race), so holds are remembered until decided.
-   */
-  commandHeld(held: { commandId: string; toolCallId?: string | undefined; command: string }): void {
-    this.#holds.set(held.commandId, held);
-    for (const following of this.#running.values()) this.#markWaiting(following);
-  }
-
-  commandDecided(commandId: string): void {
-    this.#holds.delete(commandId);
-  }
-
-  #markWaiting(following: Following): void {
-    for (const held of this.#holds.values()) {
-      const index = heldToolPart(following.stream.parts, held);
-      const part = following.stream.parts[index];
-      if (part?.kind !== 'tool' || part.waiting) continue;
-      part.waiting = true;
-      following.view.changed(index);
-    }
+  /** An answer past its retention: the stored conversation holds all of it. */
+  #streamGone(stream: RunningStream): void {
+    if (this.conversationId === stream.conversationId) clearRunningStream();
+    void this.client.conversations.get
+      .query({ id: stream.conversationId })
+      .then((loaded) => {
+        if (this.conversationId === loaded.conversation.id) this.#show(loaded.conversation.id, loaded.conversation.title, loaded.messages);
+      })
+      .catch(() => undefined);
   }
 
   #shownRunning(): Following | undefined {
-    return this.conversationId === null ? undefined : this.#running.get(this.conversationId);
+    return this.#follower.of(this.conversationId);
   }
 
   /**
@@ -360,31 +344,48 @@ export class ChatPanel {
 
   #show(conversationId: string, title: string, messages: StoredMessage[]): void {
     this.conversationId = conversationId;
-    this.#title.textContent = title || 'New conversation';
-    this.model?.conversationShown(messages);
-    this.#status.textContent = '';
-    const running = this.#running.get(conversationId);
-    const shown = messages.filter((message) => message.role === 'user' || message.role === 'assistant');
+    this.#actions.forgetEdit();
+    this.#setTitle(title);
+    const shown = shownMessages(messages);
+    this.model?.conversationShown(shown);
+    this.#retry.clear();
+    const running = this.#follower.of(conversationId);
     // The stored answer of a running exchange is partial; the followed answer stands for it.
     if (running) while (shown.at(-1)?.role === 'assistant') shown.pop();
     this.#messages.replaceChildren(
       ...shown.map((message) =>
-        message.role === 'user' ? userMessageElement(message.content) : new AnswerView(partsOfStoredAnswer(message.content, message.toolCalls), false).element,
+        message.role === 'user'
+          ? userMessageElement(message.content, message.id)
+          : new AnswerView(partsOfStoredAnswer(message.content, message.toolCalls), false).element,
       ),
     );
     if (running) this.#messages.append(running.view.element);
     else if (shown.length === 0) this.#messages.append(el('p', { class: 'empty-hint' }, 'No messages yet. Ask away.'));
+    else if (shown.at(-1)?.role === 'user') {
+      // A question left without an answer (its provider failed, say): offer one, not a resend.
+      this.#retry.offer('This question has no answer yet.', { kind: 'regenerate', message: shown.at(-1)?.content ?? '' }, conversationId);
+    }
     this.#saveShown();
     this.#updateBusy();
     this.#scrollToEnd();
   }
 
-  /** Send waits while a message is being sent or this conversation's answer is still coming. */
+  #setTitle(title: string): void {
+    this.#title.textContent = plainTitle(title) || 'New conversation';
+  }
+
+  /**
+   * Send waits while a message is being sent or this conversation's answer is still coming;
+   * Regenerate (on the last answer) and Edit are offered only when nothing is.
+   */
   #updateBusy(): void {
     const running = this.#shownRunning();
-    this.#send.disabled = this.#sending || running !== undefined;
+    const busy = this.#sending || running !== undefined;
+    this.#send.disabled = busy;
     this.#stop.hidden = running === undefined;
     this.#stop.disabled = running?.stopping === true;
+    this.#retry.button.disabled = busy;
+    this.#actions.showButtons(busy);
   }
 
   #scrollToEnd(): void {

@@ -8,6 +8,32 @@ export interface HeldCommand {
   command: string;
   risk: string;
   reasons: string[];
+  /** The terminal it is held in. */
+  terminalId?: string | undefined;
+}
+
+/** What became of a held command once someone decided. */
+export type HeldOutcome =
+  | { kind: 'ran'; exitCode?: number | undefined; output?: string | undefined; timedOut?: boolean | undefined }
+  | { kind: 'rejected' }
+  /** Decided elsewhere, expired, or its terminal ended. */
+  | { kind: 'gone' };
+
+/** The outcome in a few words: "Ran, exit code 0", "Rejected". */
+export function outcomeText(outcome: HeldOutcome): string {
+  switch (outcome.kind) {
+    case 'ran':
+      return outcome.timedOut ? 'Started; still running' : `Ran, exit code ${outcome.exitCode === undefined ? 'unknown' : String(outcome.exitCode)}`;
+    case 'rejected':
+      return 'Rejected';
+    case 'gone':
+      return 'No longer waiting (decided elsewhere or expired)';
+  }
+}
+
+/** The last lines of a command's output, enough to see how it ended. */
+function tail(output: string, lines = 12, characters = 2000): string {
+  return output.trimEnd().split('\n').slice(-lines).join('\n').slice(-characters);
 }
 
 /**
@@ -23,6 +49,11 @@ export class ConfirmationDialog {
   readonly #error = el('p', { class: 'confirm-error', role: 'alert' });
   readonly #run = el('button', { type: 'button', class: 'danger', id: 'confirm-run' }, 'Run command');
   readonly #reject = el('button', { type: 'button', id: 'confirm-reject' }, 'Reject');
+  readonly #outcome = el('p', { class: 'confirm-outcome', id: 'confirm-outcome', role: 'status' });
+  readonly #output = el('pre', { class: 'confirm-output', id: 'confirm-output', hidden: true });
+  readonly #closeButton = el('button', { type: 'button', class: 'primary', id: 'confirm-close', hidden: true }, 'Close');
+  readonly #intro = el('p', {}, 'This command was held because it is risky. Run it only if you expected it.');
+  readonly #title = el('h2', { id: 'confirm-title' }, 'Confirm a held command');
   readonly #queue: HeldCommand[] = [];
   readonly #seen = new Set<string>();
   #shown: HeldCommand | null = null;
@@ -30,21 +61,27 @@ export class ConfirmationDialog {
 
   /** Told of each command queued and of each decided (or gone) here: a paused answer shows it waiting. */
   onHeld: (held: HeldCommand) => void = () => undefined;
-  onDecided: (commandId: string) => void = () => undefined;
+  onDecided: (held: HeldCommand, outcome: HeldOutcome) => void = () => undefined;
 
   constructor(private readonly client: ApiClient) {
     this.#dialog.append(
-      el('h2', { id: 'confirm-title' }, 'Confirm a held command'),
-      el('p', {}, 'This command was held because it is risky. Run it only if you expected it.'),
+      this.#title,
+      this.#intro,
       this.#command,
       this.#risk,
       this.#reasons,
       this.#error,
-      el('div', { class: 'dialog-buttons' }, this.#reject, this.#run),
+      this.#outcome,
+      this.#output,
+      el('div', { class: 'dialog-buttons' }, this.#reject, this.#run, this.#closeButton),
     );
     document.body.append(this.#dialog);
     this.#run.addEventListener('click', () => void this.#answer(true));
     this.#reject.addEventListener('click', () => void this.#answer(false));
+    this.#closeButton.addEventListener('click', () => {
+      this.#dialog.close();
+      this.#next();
+    });
     // Escape means "not now": the command stays pending and comes back at the next start.
     this.#dialog.addEventListener('cancel', (event) => {
       // While Run or Reject is on its way the dialog stays: closing it now would let that answer's
@@ -64,7 +101,7 @@ export class ConfirmationDialog {
   async loadPending(): Promise<void> {
     try {
       const { pending } = await this.client.security.pending.query({ all: false });
-      for (const held of pending) this.add({ commandId: held.id, command: held.command, risk: held.risk, reasons: held.reasons });
+      for (const held of pending) this.add({ commandId: held.id, command: held.command, risk: held.risk, reasons: held.reasons, terminalId: held.terminalId });
     } catch (error) {
       if (appCodeOf(error) !== 'SECURITY_VIOLATION' && appCodeOf(error) !== 'FORBIDDEN') console.warn('pending commands unavailable', error);
     }
@@ -82,6 +119,7 @@ export class ConfirmationDialog {
     const held = this.#queue.shift();
     if (!held) return;
     this.#shown = held;
+    this.#showDecision(true);
     this.#command.textContent = held.command;
     this.#risk.textContent = `Risk: ${held.risk}`;
     this.#reasons.replaceChildren(...held.reasons.map((reason) => el('li', {}, reason)));
@@ -99,11 +137,10 @@ export class ConfirmationDialog {
     this.#run.disabled = true;
     this.#reject.disabled = true;
     this.#answering = true;
+    let outcome: HeldOutcome;
     try {
       const reply = await this.client.security.confirm.mutate({ commandId: held.commandId, confirmed });
-      announce(
-        !confirmed ? 'Command rejected.' : reply.timedOut ? 'Command started; it is still running.' : `Command ran, exit code ${String(reply.exitCode ?? '?')}.`,
-      );
+      outcome = confirmed && reply.executed !== false ? { kind: 'ran', exitCode: reply.exitCode, output: reply.output, timedOut: reply.timedOut } : { kind: 'rejected' };
     } catch (error) {
       // Gone (expired, answered elsewhere) is not worth keeping the dialog open for.
       if (appCodeOf(error) !== 'NOT_FOUND') {
@@ -112,13 +149,42 @@ export class ConfirmationDialog {
         this.#reject.disabled = false;
         return;
       }
+      outcome = { kind: 'gone' };
     } finally {
       this.#answering = false;
     }
-    this.onDecided(held.commandId);
+    announce(`Command: ${outcomeText(outcome)}.`);
+    this.onDecided(held, outcome);
     if (this.#shown !== held) return;
     this.#shown = null;
-    this.#dialog.close();
-    this.#next();
+    // An agent's command goes on in its answer, which shows the outcome in its tool call; a
+    // terminal's command is shown here, with how it ended, until Close.
+    if (held.toolCallId !== undefined || outcome.kind === 'gone') {
+      this.#dialog.close();
+      this.#next();
+      return;
+    }
+    this.#showDecision(false);
+    this.#title.textContent = outcome.kind === 'ran' ? 'Held command ran' : 'Held command rejected';
+    this.#outcome.textContent = outcomeText(outcome);
+    this.#outcome.dataset.outcome = outcome.kind === 'ran' ? (outcome.exitCode === 0 ? 'success' : 'failure') : outcome.kind;
+    const output = outcome.kind === 'ran' && outcome.output ? tail(outcome.output) : '';
+    this.#output.textContent = output;
+    this.#output.hidden = output === '';
+    this.#closeButton.focus();
+  }
+
+  /** The dialog asks (Run, Reject) or, once decided, tells how it went (Close). */
+  #showDecision(asking: boolean): void {
+    this.#title.textContent = 'Confirm a held command';
+    this.#intro.hidden = !asking;
+    this.#risk.hidden = !asking;
+    this.#reasons.hidden = !asking;
+    this.#run.hidden = !asking;
+    this.#reject.hidden = !asking;
+    this.#closeButton.hidden = asking;
+    this.#outcome.hidden = asking;
+    this.#output.hidden = true;
+    if (asking) this.#outcome.textContent = '';
   }
 }

@@ -1,6 +1,7 @@
 import type { ApiClient } from './api-client.js';
 import type { ChatPanel } from './chat-panel.js';
 import { announce, el, errorText } from './dom.js';
+import { countOf, plainTitle } from './plain-title.js';
 
 interface Summary {
   id: string;
@@ -25,6 +26,8 @@ export class ConversationList {
   /** A rename is open: redrawing would throw away what is being typed, so refreshes wait for it. */
   #renaming = false;
   #focusAfter: FocusTarget | null = null;
+  /** A conversation was opened or started from the list (the drawer closes on narrow screens). */
+  onChosen: () => void = () => undefined;
 
   constructor(
     root: HTMLElement,
@@ -33,6 +36,7 @@ export class ConversationList {
   ) {
     const newButton = this.#newButton;
     newButton.addEventListener('click', () => {
+      this.onChosen();
       this.chat
         .newConversation()
         .then(() => this.refresh())
@@ -70,7 +74,7 @@ export class ConversationList {
       this.#focusAfter = null;
       this.#list.replaceChildren(...page.conversations.map((conversation) => this.#item(conversation)));
       if (focus) this.#restoreFocus(focus);
-      this.#status.textContent = page.total === 0 ? (q ? 'No conversation matches.' : 'No saved conversations yet.') : q ? `${page.total} found` : '';
+      this.#status.textContent = page.total === 0 ? (q ? 'No conversation matches.' : 'No saved conversations yet.') : q ? `${countOf(page.total, 'conversation')} found` : '';
     } catch (error) {
       this.#status.textContent = `Could not load conversations: ${errorText(error)}`;
     }
@@ -93,18 +97,19 @@ export class ConversationList {
   }
 
   #item(conversation: Summary): HTMLLIElement {
-    const title = conversation.title || 'Untitled';
+    const title = plainTitle(conversation.title) || 'Untitled';
     const current = conversation.id === this.chat.conversationId;
     const open = el(
       'button',
       { type: 'button', class: 'conversation-open', 'data-action': 'open', 'aria-current': current ? 'true' : undefined },
       el('span', { class: 'conversation-name' }, title),
-      el('span', { class: 'conversation-meta' }, `${conversation.messageCount} messages · ${shortDate.format(new Date(conversation.lastModified))}`),
+      el('span', { class: 'conversation-meta' }, `${countOf(conversation.messageCount, 'message')} · ${shortDate.format(new Date(conversation.lastModified))}`),
     );
     const rename = el('button', { type: 'button', class: 'icon-button', 'data-action': 'rename', 'aria-label': `Rename ${title}`, title: 'Rename' }, '✎');
     const remove = el('button', { type: 'button', class: 'icon-button', 'data-action': 'delete', 'aria-label': `Delete ${title}`, title: 'Delete' }, '✕');
     const item = el('li', { class: current ? 'conversation current' : 'conversation', 'data-id': conversation.id }, open, rename, remove);
     open.addEventListener('click', () => {
+      this.onChosen();
       this.chat
         .open(conversation.id)
         .then(() => this.refresh())
@@ -121,7 +126,8 @@ export class ConversationList {
 
   /** Renames in place: Enter saves, Escape (or leaving the field) cancels. */
   #startRename(item: HTMLLIElement, conversation: Summary): void {
-    const input = el('input', { type: 'text', value: conversation.title, maxlength: '200', 'aria-label': 'New title', class: 'rename-input' });
+    // The title as shown: renaming a Markdown default title keeps its words, not its marks.
+    const input = el('input', { type: 'text', value: plainTitle(conversation.title), maxlength: '200', 'aria-label': 'New title', class: 'rename-input' });
     const form = el('form', { class: 'rename-form' }, input);
     item.replaceChildren(form);
     this.#renaming = true;
@@ -136,7 +142,10 @@ export class ConversationList {
     };
     const onBlur = () => void finish(false);
     input.addEventListener('keydown', (event) => {
-      if (event.key === 'Escape') void finish(true);
+      if (event.key !== 'Escape') return;
+      // The rename's own Esc: it does not also close the drawer or stop an answer.
+      event.preventDefault();
+      void finish(true);
     });
     input.addEventListener('blur', onBlur);
     form.addEventListener('submit', (event) => {

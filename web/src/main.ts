@@ -6,6 +6,7 @@ import { ChatPanel } from './chat-panel.js';
 import { ConfirmationDialog } from './confirmation-dialog.js';
 import { ConversationList } from './conversation-list.js';
 import { byId, el } from './dom.js';
+import { ConversationDrawer } from './drawer.js';
 import { EventFeed } from './event-feed.js';
 import { ModelPicker } from './model-picker.js';
 import { TerminalPanel } from './terminal-panel.js';
@@ -34,6 +35,11 @@ async function start(): Promise<void> {
   const models = new ModelPicker(byId('pickers'), client, feed);
   const chat = new ChatPanel(byId('chat'), client, () => void conversations.refresh(), models);
   const conversations = new ConversationList(byId('sidebar'), client, chat);
+  const drawer = new ConversationDrawer(byId('sidebar'), [byId('top-bar'), byId('chat'), byId('terminal-panel')]);
+  byId('top-bar').prepend(drawer.toggleButton);
+  conversations.onChosen = () => {
+    drawer.close(false);
+  };
   const workspaces = new WorkspacePicker(byId('pickers'), client, () => void conversations.refresh());
   const terminal = new TerminalPanel(byId('terminal-panel'), client, tokens, confirmations);
 
@@ -42,8 +48,9 @@ async function start(): Promise<void> {
   confirmations.onHeld = (held) => {
     chat.commandHeld(held);
   };
-  confirmations.onDecided = (commandId) => {
-    chat.commandDecided(commandId);
+  confirmations.onDecided = (held, outcome) => {
+    chat.commandDecided(held.commandId);
+    terminal.commandDecided(held, outcome);
   };
   feed.on('pending_command', (event) => {
     confirmations.add({
@@ -52,6 +59,7 @@ async function start(): Promise<void> {
       command: String(event.command),
       risk: String(event.risk),
       reasons: Array.isArray(event.reasons) ? event.reasons.map(String) : [],
+      terminalId: typeof event.terminalId === 'string' ? event.terminalId : undefined,
     });
   });
   // Another tab or client changed the list: show it here too.

@@ -2,7 +2,7 @@ import type { Terminal } from '@xterm/xterm';
 import type { FitAddon } from '@xterm/addon-fit';
 import { appCodeOf, type ApiClient } from './api-client.js';
 import type { TokenHolder } from './auth-session.js';
-import type { ConfirmationDialog } from './confirmation-dialog.js';
+import { outcomeText, type ConfirmationDialog, type HeldCommand, type HeldOutcome } from './confirmation-dialog.js';
 import { el, errorText } from './dom.js';
 
 type TerminalFrame =
@@ -161,7 +161,7 @@ export class TerminalPanel {
         return;
       case 'confirmation_required':
         this.#terminal?.write(`\r\n\x1b[33m[held for confirmation: ${frame.risk} risk]\x1b[0m\r\n`);
-        this.confirmations.add(frame);
+        this.confirmations.add({ ...frame, terminalId: this.#terminalId ?? undefined });
         return;
       case 'error':
         this.#terminal?.write(`\r\n\x1b[31m[${frame.code}] ${frame.message}\x1b[0m\r\n`);
@@ -181,6 +181,18 @@ export class TerminalPanel {
     this.#terminal?.write(`\x1b[2m$ ${command}\x1b[0m\r\n`);
     this.#send({ type: 'execute', command });
     this.#command.value = '';
+  }
+
+  /**
+   * A command held in this terminal was decided (in the dialog, here or in another tab): the
+   * terminal says how it went, after whatever output it printed.
+   */
+  commandDecided(held: HeldCommand, outcome: HeldOutcome): void {
+    if (held.terminalId === undefined || held.terminalId !== this.#terminalId) return;
+    const text = `held command ${outcomeText(outcome).toLowerCase()}`;
+    const colour = outcome.kind === 'ran' && outcome.exitCode === 0 ? '32' : outcome.kind === 'ran' ? '31' : '33';
+    this.#terminal?.write(`\r\n\x1b[${colour}m[${text}]\x1b[0m\r\n`);
+    this.#setState(text);
   }
 
   #send(frame: Record<string, unknown>): void {

@@ -1,7 +1,10 @@
 import { appCodeOf, type ApiClient } from './api-client.js';
 import { announce, el, errorText } from './dom.js';
 
-/** The caller's active workspace, its branch (switchable) and its Git status. */
+/**
+ * The caller's active workspace, its branch (switchable) and its Git status; and registering a
+ * folder as a workspace or unregistering one (its files stay), under Manage.
+ */
 export class WorkspacePicker {
   readonly #select = el('select', { id: 'workspace-select', name: 'workspace' });
   readonly #branch = el('select', { id: 'branch-select', name: 'branch' });
@@ -11,6 +14,12 @@ export class WorkspacePicker {
   // each step would switch the workspace or check out a branch.
   readonly #switch = el('button', { type: 'button', id: 'workspace-switch', hidden: true }, 'Switch');
   readonly #checkout = el('button', { type: 'button', id: 'branch-checkout', hidden: true }, 'Check out');
+  readonly #manage = el('details', { class: 'picker-more', id: 'workspace-manage' });
+  readonly #name = el('input', { type: 'text', id: 'workspace-name', name: 'name', required: true, maxlength: '200', placeholder: 'e.g. website' });
+  readonly #path = el('input', { type: 'text', id: 'workspace-path', name: 'path', required: true, placeholder: '/srv/projects/website', spellcheck: 'false' });
+  readonly #remove = el('button', { type: 'button', id: 'workspace-remove', class: 'danger' }, 'Remove selected');
+  /** In the form, wrapping: the server's reason for a refusal is read whole, not cut to fit the bar. */
+  readonly #formStatus = el('p', { class: 'workspace-form-status', id: 'workspace-form-status', role: 'status' });
 
   constructor(
     root: HTMLElement,
@@ -28,9 +37,26 @@ export class WorkspacePicker {
         this.#branch,
         this.#checkout,
         this.#state,
+        this.#manage,
         this.#status,
       ),
     );
+    const addForm = el(
+      'form',
+      { class: 'workspace-form', 'aria-label': 'Add a workspace' },
+      el('label', { for: 'workspace-name' }, 'Name'),
+      this.#name,
+      el('label', { for: 'workspace-path' }, 'Folder on the server'),
+      this.#path,
+      el('div', { class: 'workspace-form-buttons' }, el('button', { type: 'submit', class: 'primary', id: 'workspace-add' }, 'Add workspace'), this.#remove),
+      this.#formStatus,
+    );
+    this.#manage.append(el('summary', {}, 'Manage'), addForm);
+    addForm.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.#add();
+    });
+    this.#remove.addEventListener('click', () => void this.#removeSelected());
     // Shown only while the choice differs from what is active, so there is one obvious next step.
     this.#select.addEventListener('change', () => {
       this.#switch.hidden = this.#select.value === this.#selected(this.#select);
@@ -54,6 +80,7 @@ export class WorkspacePicker {
       const { workspaces } = await this.client.workspaces.list.query({});
       const active = workspaces.find((workspace) => workspace.active) ?? workspaces[0];
       this.#select.disabled = workspaces.length === 0;
+      this.#remove.disabled = workspaces.length === 0;
       this.#select.replaceChildren(
         ...(workspaces.length === 0 ? [el('option', { value: '' }, 'none registered')] : []),
         ...workspaces.map((workspace) => el('option', { value: workspace.id, selected: workspace.id === active?.id, title: workspace.path }, workspace.name)),
@@ -100,6 +127,44 @@ export class WorkspacePicker {
       announce(`Checked out ${currentBranch}`);
     } catch (error) {
       this.#status.textContent = `Could not check out: ${errorText(error)}`;
+    }
+    await this.refresh();
+  }
+
+  async #add(): Promise<void> {
+    const name = this.#name.value.trim();
+    const path = this.#path.value.trim();
+    if (!name || !path) return;
+    this.#formStatus.textContent = '';
+    try {
+      const { workspace } = await this.client.workspaces.add.mutate({ name, path });
+      this.#name.value = '';
+      this.#path.value = '';
+      this.#formStatus.textContent = `Added ${workspace.name}. Choose it in the list and Switch to use it.`;
+      announce(`Workspace ${workspace.name} added`);
+    } catch (error) {
+      // The server says why (not a folder, not allowed, a name in use…): its words are shown as they are.
+      this.#formStatus.textContent = appCodeOf(error) === 'FORBIDDEN' ? 'Your role cannot add workspaces.' : `Not added: ${errorText(error)}`;
+      return;
+    }
+    await this.refresh();
+  }
+
+  /** Unregisters the workspace chosen in the list; its files are not touched. */
+  async #removeSelected(): Promise<void> {
+    const option = this.#select.selectedOptions[0];
+    if (!option?.value) return;
+    const name = option.textContent;
+    if (!confirm(`Remove the workspace “${name}”? Its files stay on disk.`)) return;
+    this.#formStatus.textContent = '';
+    try {
+      await this.client.workspaces.delete.mutate({ workspaceId: option.value });
+      this.#formStatus.textContent = `Removed ${name}; its files were not touched.`;
+      announce(`Workspace ${name} removed`);
+      this.onSwitched();
+    } catch (error) {
+      this.#formStatus.textContent = appCodeOf(error) === 'FORBIDDEN' ? 'Your role cannot remove workspaces.' : `Not removed: ${errorText(error)}`;
+      return;
     }
     await this.refresh();
   }

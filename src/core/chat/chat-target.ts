@@ -79,7 +79,7 @@ export function chooseApiKey(
   }
   const apiKey = callerKey ?? config.providers[provider].apiKey;
   if (apiKey === undefined) {
-    throw AppError.invalid(`No API key for ${provider}: send apiKey, or configure one on the server`, { field: 'apiKey' });
+    throw AppError.invalid(`No API key for ${provider}: send apiKey, or set ${provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'} on the server`, { field: 'apiKey' });
   }
   return { provider, model: name, apiKey };
 }

@@ -142,6 +142,14 @@ export const envSchema = z
     LOG_LEVEL: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info'),
+    // `json` for log collectors, `pretty` for people; unset: pretty on a terminal, JSON otherwise.
+    LOG_FORMAT: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .optional()
+      .transform((value) => (value === '' ? undefined : value))
+      .pipe(z.enum(['json', 'pretty']).optional()),
     PORT: int(3000, 0, 65535),
     HOST: text('127.0.0.1'),
     ALLOWED_HOSTS: list,

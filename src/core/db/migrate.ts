@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseKind } from '../config/load-config.js';
+import { databaseOpenFailure } from '../config/startup-failure.js';
 import { sqliteFilePath } from './create-db.js';
 
 // Applies the committed SQL migrations at start-up. `prisma migrate deploy` cannot run through
@@ -74,10 +75,18 @@ export async function migrate(url: string, migrations?: Migration[]): Promise<Mi
 
 function migrateSqlite(url: string, migrations: Migration[]): MigrationResult {
   const path = sqliteFilePath(url);
-  mkdirSync(dirname(path), { recursive: true });
-  const sqlite = new BetterSqlite3(path, { timeout: 10_000 });
+  let sqlite: BetterSqlite3.Database | undefined;
   try {
+    mkdirSync(dirname(path), { recursive: true });
+    sqlite = new BetterSqlite3(path, { timeout: 10_000 });
     sqlite.pragma('journal_mode = WAL');
+  } catch (error) {
+    // The first touch of the database at start-up: a folder that cannot be made or a file that
+    // is not a database is reported naming DATABASE_URL.
+    sqlite?.close();
+    throw databaseOpenFailure(url, error);
+  }
+  try {
     sqlite.exec(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
       "id" TEXT PRIMARY KEY NOT NULL,
       "checksum" TEXT NOT NULL,
@@ -120,7 +129,11 @@ async function migratePostgres(url: string, migrations: Migration[]): Promise<Mi
   // Loaded only for PostgreSQL: the embedded SQLite default never needs the driver (~10 MB).
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  // The first touch of the database at start-up: a server that is not there, a database that does
+  // not exist or refused credentials are reported naming DATABASE_URL.
+  await client.connect().catch((error: unknown) => {
+    throw databaseOpenFailure(url, error);
+  });
   try {
     await client.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCK_ID]);
     await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (

@@ -10,7 +10,8 @@ import { listingTimeoutMs, ollamaClient } from './ollama-client.js';
 
 /**
  * What one provider said: `listed` (it answered with its models), `assumed` (a hosted provider
- * without a server key: only its configured default model, unchecked) or `unreachable`.
+ * without a server key: only its configured default model, unchecked, usable with a caller's
+ * key) or `unreachable`.
  */
 export type ProviderListing =
   | { provider: ProviderName; outcome: 'listed' | 'assumed'; entries: ModelEntry[] }
@@ -52,11 +53,19 @@ export async function listHostedModels(services: ModelServices, provider: Hosted
   return names.map((name) => modelEntry(provider, name, 'available'));
 }
 
+/**
+ * A hosted model the server has no key for: not `available` (a chat without apiKey is refused),
+ * but listed, since a caller that sends its own key can use it.
+ */
+function needsApiKey(provider: ProviderName, name: string): ModelEntry {
+  return modelEntry(provider, name, 'unavailable', { reason: 'needs apiKey' });
+}
+
 async function providerListing(services: ModelServices, provider: ProviderName): Promise<ProviderListing> {
   const { apiKey, defaultModel } = services.config.providers[provider];
   try {
     if (provider === 'ollama') return { provider, outcome: 'listed', entries: await listOllamaModels(services) };
-    if (apiKey === undefined) return { provider, outcome: 'assumed', entries: [modelEntry(provider, defaultModel, 'available')] };
+    if (apiKey === undefined) return { provider, outcome: 'assumed', entries: [needsApiKey(provider, defaultModel)] };
     return { provider, outcome: 'listed', entries: await listHostedModels(services, provider, apiKey) };
   } catch (error) {
     const appError = upstreamError(error, provider, { operation: 'listing models' });
@@ -75,14 +84,14 @@ export async function listProviders(services: ModelServices): Promise<ProviderLi
 /**
  * The active model's entry when no provider listed it: `unavailable` when its provider could not
  * be asked or answered without it (a hosted model it does not offer), `not_downloaded` for an
- * Ollama model that is not installed, `available` when nothing could be checked (no server key).
+ * Ollama model that is not installed, `needs apiKey` when nothing could be checked (no server key).
  */
 function activeModelEntry(listing: ProviderListing, active: ActiveModel): ModelEntry {
   switch (listing.outcome) {
     case 'unreachable':
       return modelEntry(active.provider, active.name, 'unavailable');
     case 'assumed':
-      return modelEntry(active.provider, active.name, 'available');
+      return needsApiKey(active.provider, active.name);
     case 'listed':
       return modelEntry(active.provider, active.name, active.provider === 'ollama' ? 'not_downloaded' : 'unavailable');
   }

@@ -20,13 +20,21 @@ export interface ModelEntry {
   progress?: DownloadProgress;
   /** Why the last download of this model failed, kept visible for a while after it did. */
   error?: string;
+  /**
+   * Why an `unavailable` model is: `needs apiKey` for a hosted model the server holds no key
+   * for, which a caller can still use by sending its own.
+   */
+  reason?: ModelUnavailableReason;
 }
+
+export const modelUnavailableReasons = ['needs apiKey'] as const;
+export type ModelUnavailableReason = (typeof modelUnavailableReasons)[number];
 
 export function modelEntry(
   provider: ProviderName,
   name: string,
   status: ModelStatus,
-  extra: Pick<ModelEntry, 'progress' | 'error'> = {},
+  extra: Pick<ModelEntry, 'progress' | 'error' | 'reason'> = {},
 ): ModelEntry {
   return { name, status, provider, capabilities: capabilitiesFor(provider, name), ...extra };
 }

@@ -138,7 +138,7 @@ export const anthropicMessages: WireProtocol = {
         'anthropic-version': API_VERSION,
         ...(apiKey === undefined ? {} : { 'x-api-key': apiKey }),
       },
-      body: JSON.stringify(body),
+      json: body,
     };
   },
   decoder(onText, call) {

@@ -3,7 +3,10 @@ import { anthropicMessages } from './anthropic-messages.js';
 import type { ChatCall, StepResult, TextSink, WireProtocol } from './chat-protocol.js';
 import { ollamaChat } from './ollama-chat.js';
 import { openAIChat } from './openai-chat.js';
+import { ProviderUnreachableError } from './provider-errors.js';
 import { sendToProvider } from './provider-http.js';
+import { providerSettingNames, shownAddress } from './provider-settings.js';
+import { classifyUpstreamFailure } from './upstream-error.js';
 
 const protocols: Record<ProviderName, WireProtocol> = { openai: openAIChat, anthropic: anthropicMessages, ollama: ollamaChat };
 
@@ -28,7 +31,21 @@ export interface ModelCallOptions {
 export async function callModel(call: ChatCall, options: ModelCallOptions): Promise<StepResult> {
   const protocol = protocols[options.provider];
   const decoder = protocol.decoder(options.onText, call);
-  await send(protocol, call, options, decoder);
+  const progress = { answered: false };
+  const onResponse = () => {
+    progress.answered = true;
+    options.onResponse();
+  };
+  try {
+    await send(protocol, call, { ...options, onResponse }, decoder);
+  } catch (error) {
+    // A provider that could not be reached at all is told apart from one that failed while
+    // answering: its message names the address and the setting to change (chat-error.ts).
+    if (!progress.answered && classifyUpstreamFailure(error)?.kind === 'network') {
+      throw new ProviderUnreachableError(shownAddress(options.baseUrl), providerSettingNames[options.provider].address, error);
+    }
+    throw error;
+  }
   return decoder.end();
 }
 
@@ -39,7 +56,7 @@ export async function callModel(call: ChatCall, options: ModelCallOptions): Prom
 function send(protocol: WireProtocol, call: ChatCall, options: ModelCallOptions, decoder: { push(text: string): void }): Promise<void> {
   const wire = protocol.request(call, options.apiKey);
   return sendToProvider(
-    { url: options.baseUrl + wire.path, headers: wire.headers, body: wire.body, signal: options.signal, timeoutMs: options.timeoutMs },
+    { url: options.baseUrl + wire.path, headers: wire.headers, json: wire.json, signal: options.signal, timeoutMs: options.timeoutMs },
     {
       onResponse: options.onResponse,
       onData: (text) => {

@@ -76,7 +76,8 @@ export interface WireRequest {
   /** Appended to the provider's base URL. */
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** The JSON body as a value: serialised in steps on the way out (json-in-steps.ts). */
+  json: Record<string, unknown>;
 }
 
 /**

@@ -86,7 +86,7 @@ export const ollamaChat: WireProtocol = {
         ? {}
         : { tools: tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })) }),
     };
-    return { path: '/api/chat', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify(body) };
+    return { path: '/api/chat', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, json: body };
   },
   decoder(onText) {
     return new OllamaStreamDecoder(onText);

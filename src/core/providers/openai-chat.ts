@@ -101,7 +101,7 @@ export const openAIChat: WireProtocol = {
     return {
       path: '/chat/completions',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }) },
-      body: JSON.stringify(body),
+      json: body,
     };
   },
   decoder(onText) {

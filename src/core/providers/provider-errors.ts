@@ -46,3 +46,19 @@ export class ProviderStreamError extends Error {
     super(`The provider reported an error inside its answer (as HTTP ${status})`);
   }
 }
+
+/**
+ * No connection to the provider could be made, or it broke before any answer came (refused,
+ * reset, no route, a name that does not resolve). `address` is the configured base URL as
+ * shownAddress() shows it, `setting` the variable that sets it; `cause` is the socket error.
+ */
+export class ProviderUnreachableError extends Error {
+  override name = 'ProviderUnreachableError';
+  constructor(
+    readonly address: string,
+    readonly setting: string,
+    cause: unknown,
+  ) {
+    super(`The provider at ${address} could not be reached`, { cause });
+  }
+}

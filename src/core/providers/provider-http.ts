@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { jsonInSteps, type JsonPieces } from './json-in-steps.js';
 import { ProviderHttpError, ProviderProtocolError, ProviderTimeoutError } from './provider-errors.js';
 
 // The one HTTP client the chat engine talks to providers with: node:http on keep-alive agents,
@@ -17,7 +18,8 @@ const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentO
 export interface ProviderHttpRequest {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  /** The JSON body, serialised in steps (json-in-steps.ts) just before it is sent. */
+  json: Record<string, unknown>;
   signal: AbortSignal;
   /** PROVIDER_TIMEOUT_MS: for the response headers, then for every silence in the body. */
   timeoutMs: number;
@@ -55,29 +57,34 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
 export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink): Promise<void> {
   const { signal, timeoutMs } = request;
   if (signal.aborted) return Promise.reject(abortError(signal.reason));
+  const { url, headers } = request;
   // Nothing below keeps `request`: its body (the whole history window as JSON) is handed to the
   // socket and not held for as long as the answer streams.
-  let req: ClientRequest;
-  try {
-    req = post(request);
-  } catch (error) {
-    // node:http throws at once on a URL or header it cannot send (a configured key with a line
-    // break, say); callers get that as the promised rejection, like every other failure.
-    return Promise.reject(error instanceof Error ? error : new Error('The provider request could not be made', { cause: error }));
-  }
-  return followResponse(req, signal, timeoutMs, sink);
+  return jsonInSteps(request.json).then((body) => {
+    if (signal.aborted) throw abortError(signal.reason);
+    let req: ClientRequest;
+    try {
+      req = post(url, headers, body);
+    } catch (error) {
+      // node:http throws at once on a URL or header it cannot send (a configured key with a line
+      // break, say); callers get that as the promised rejection, like every other failure.
+      throw error instanceof Error ? error : new Error('The provider request could not be made', { cause: error });
+    }
+    return followResponse(req, signal, timeoutMs, sink);
+  });
 }
 
-function post({ url: target, headers, body }: ProviderHttpRequest): ClientRequest {
+function post(target: string, headers: Record<string, string>, body: JsonPieces): ClientRequest {
   const url = new URL(target);
   const secure = url.protocol === 'https:';
   const req = (secure ? httpsRequest : httpRequest)(url, {
     method: 'POST',
     agent: secure ? agents.https : agents.http,
-    headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+    headers: { ...headers, 'content-length': String(body.bytes) },
   });
   // Sent once the connection is there; the response and errors are listened for in this same tick.
-  req.end(body);
+  for (const piece of body.pieces) req.write(piece);
+  req.end();
   return req;
 }
 

@@ -32,13 +32,24 @@ export async function connectRedis(url: string, keyPrefix: string, logger: Logge
   const { createClient: create } = await import('redis');
   const client = newClient(create, url);
   let wasReady = false;
+  let everReady = false;
+  let warnedAtStart = false;
   client.on('ready', () => {
     wasReady = true;
+    everReady = true;
     logger.info('redis connected');
   });
   // Without an `error` listener the client's errors would crash the process; a down Redis is
   // reported once per outage, not once per reconnect attempt.
   client.on('error', (error: unknown) => {
+    if (!everReady) {
+      // Unreachable from the start: said at once, naming the setting, rather than at the first
+      // request that needs it; the service starts anyway and keeps trying.
+      if (warnedAtStart) return;
+      warnedAtStart = true;
+      logger.warn({ reason: errorReason(error) }, `REDIS_URL: Redis at ${redisAddress(url)} cannot be reached; the service starts without it and keeps trying (shared rate limits, events across instances and stream replay wait for it)`);
+      return;
+    }
     if (!wasReady) return;
     wasReady = false;
     logger.warn({ err: error }, 'redis unreachable; reconnecting');
@@ -68,4 +79,24 @@ export async function connectRedis(url: string, keyPrefix: string, logger: Logge
       else if (client.isOpen) client.destroy();
     },
   };
+}
+
+/** host:port of a Redis URL, without its credentials. */
+function redisAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '6379'}`;
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
+/** A connection error's code (or first line), without a stack: the warning is one line. */
+function errorReason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  const first = error instanceof AggregateError ? (error.errors[0] as unknown) : error;
+  const inner = (first as { code?: unknown } | null)?.code;
+  if (typeof inner === 'string') return inner;
+  return (error instanceof Error ? error.message : String(error)).split('\n', 1)[0] ?? '';
 }

@@ -4,7 +4,9 @@ import type { Store } from '../db/store.js';
 import type { RedisConnection } from '../redis/redis-connection.js';
 import type { NetworkMode } from '../sandbox/bwrap-arguments.js';
 import type { LimitsMode, SandboxMode, SandboxState } from '../sandbox/sandbox-state.js';
+import { providerSettingNames } from '../providers/provider-settings.js';
 import { serviceVersion } from '../version.js';
+import type { ProviderReachability } from './provider-reachability.js';
 
 export interface ServiceStatus {
   status: 'ok' | 'degraded' | 'down';
@@ -13,7 +15,15 @@ export interface ServiceStatus {
   uptime: number;
   version: string;
   database: DatabaseKind;
-  providers: Record<ProviderName, { configured: boolean; defaultModel: string }>;
+  /**
+   * `reachable`: the last probe's answer (provider-reachability.ts), at most about 30 s old; null
+   * for a hosted provider the server does not use (no server key, not the default model's).
+   */
+  providers: Record<ProviderName, { configured: boolean; defaultModel: string; reachable: boolean | null }>;
+  /** The service default model; its provider being unreachable makes the status degraded. */
+  serviceDefaultModel: { name: string; provider: ProviderName };
+  /** For a person: why the status is not `ok`, naming the setting to look at. Never an address. */
+  problems: string[];
   /** The sandbox terminal shells run in (CONTRACT §4); `unavailable` means commands are refused. */
   sandbox: SandboxMode;
   /** How commands reach the network (CONTRACT §11). */
@@ -62,14 +72,21 @@ async function probeDatabase(store: Store): Promise<boolean> {
   }
 }
 
+/**
+ * CONTRACT §3: `down` when the database is unreachable, `degraded` when the service default
+ * model's provider or the configured Redis is, else `ok`. The database is asked on each call
+ * (shared among concurrent calls); the providers' reachability comes from the last background
+ * probe, so a status request never waits on a provider after the first.
+ */
 export async function getServiceStatus(
   store: Store,
   config: Config,
   startedAt: number,
   sandbox: SandboxState,
   redis: RedisConnection | undefined,
+  providerReachability: ProviderReachability,
 ): Promise<ServiceStatus> {
-  const reachable = await databaseReachable(store);
+  const [reachable, probed] = await Promise.all([databaseReachable(store), providerReachability.current()]);
   const redisState = redis === undefined ? 'unused' : redis.ready() ? 'ok' : 'unreachable';
   const providers = Object.fromEntries(
     providerNames.map((name) => {
@@ -77,17 +94,28 @@ export async function getServiceStatus(
       // Ollama runs locally and needs no key; the hosted ones count as configured when the
       // server holds a key (callers may still bring their own).
       const configured = name === 'ollama' || settings.apiKey !== undefined;
-      return [name, { configured, defaultModel: settings.defaultModel }];
+      return [name, { configured, defaultModel: settings.defaultModel, reachable: probed.reachable[name] }];
     }),
   ) as ServiceStatus['providers'];
+  const defaultModel = probed.defaultModel;
+  const problems: string[] = [];
+  if (!reachable) problems.push('the database is unreachable (DATABASE_URL)');
+  if (probed.reachable[defaultModel.provider] === false) {
+    problems.push(
+      `${defaultModel.provider}, the provider of the service default model ${defaultModel.name}, is unreachable (${providerSettingNames[defaultModel.provider].address})`,
+    );
+  }
+  if (redisState === 'unreachable') problems.push('Redis is unreachable (REDIS_URL)');
   return {
-    status: !reachable ? 'down' : redisState === 'unreachable' ? 'degraded' : 'ok',
+    status: !reachable ? 'down' : problems.length > 0 ? 'degraded' : 'ok',
     assistant: true,
     timestamp: new Date().toISOString(),
     uptime: Math.floor((Date.now() - startedAt) / 1000),
     version: serviceVersion,
     database: store.kind,
     providers,
+    serviceDefaultModel: { name: defaultModel.name, provider: defaultModel.provider },
+    problems,
     sandbox: sandbox.mode,
     sandboxNetwork: sandbox.network,
     limits: sandbox.limits,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { providerNames } from '../../core/config/env-schema.js';
-import { modelStatuses } from '../../core/models/model-entry.js';
+import { modelStatuses, modelUnavailableReasons } from '../../core/models/model-entry.js';
 import { headerSafeMessage, headerSafeText } from '../schemas/common.js';
 
 export const providerSchema = z.enum(providerNames);
@@ -12,7 +12,10 @@ export const capabilitiesSchema = z.object({
   contextWindow: z.number().int().optional(),
 });
 
-/** An entry of every model list (CONTRACT §3): `progress` while downloading, `error` after a failed download. */
+/**
+ * An entry of every model list (CONTRACT §3): `progress` while downloading, `error` after a failed
+ * download, `reason` beside `unavailable` when a caller's own apiKey makes it usable.
+ */
 export const modelEntrySchema = z.object({
   name: z.string(),
   status: z.enum(modelStatuses),
@@ -20,6 +23,7 @@ export const modelEntrySchema = z.object({
   capabilities: capabilitiesSchema,
   progress: z.object({ completed: z.number(), total: z.number() }).optional(),
   error: z.string().optional(),
+  reason: z.enum(modelUnavailableReasons).optional(),
 });
 
 export const modelListOutput = z.object({ models: z.array(modelEntrySchema) });

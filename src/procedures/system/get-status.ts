@@ -9,7 +9,7 @@ export const getStatusProcedure = publicProcedure
   .input(noInput)
   .output(getStatusOutput)
   .query(async ({ ctx }) => {
-    const status = await getServiceStatus(ctx.store, ctx.config, ctx.startedAt, ctx.sandbox, ctx.redis);
+    const status = await getServiceStatus(ctx.store, ctx.config, ctx.startedAt, ctx.sandbox, ctx.redis, ctx.providerReachability);
     if (status.status !== 'down') return status;
     // CONTRACT §3: `down` is a 503 whose body keeps the status fields beside the error.
     ctx.response.status = 503;
