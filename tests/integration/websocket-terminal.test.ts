@@ -75,7 +75,10 @@ describe.runIf(sandboxAvailable)('the terminal WebSocket', () => {
     await frames(viewer, (frame) => frame.type === 'status');
     viewer.send({ type: 'execute', command: 'head -n 1 | tr a-z A-Z' });
     await frames(viewer, isStatus('busy'));
-    // The shell marks the start before the programs exist; keystrokes wait in the terminal for them.
+    // The shell marks the start before the programs exist: typed now, the line would be judged as
+    // the shell's (and recorded as such). It is typed once the pipeline holds the terminal.
+    const terminal = service.service.deps.terminals.find(terminalId);
+    await expect.poll(() => terminal?.foregroundReader().kind, { timeout: 10_000 }).toBe('program');
     viewer.send({ type: 'input', data: 'typed-secret\n' });
     const received = await frames(viewer, (frame) => frame.type === 'exit');
     expect(received.filter((frame) => frame.type === 'error')).toEqual([]);
