@@ -86,7 +86,8 @@ async function pollStatus(url: string, seconds: number): Promise<number[]> {
 }
 
 async function measure(database: Database): Promise<Row> {
-  const service = await startBuiltService({ DATABASE_URL: database.url });
+  // BENCH_NODE_ARGS (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the service under the mix.
+  const service = await startBuiltService({ DATABASE_URL: database.url }, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
   try {
     const seeded = await seedConversations(database.url, plan);
     const atStart = await scrapeLoopLag(service.url);
