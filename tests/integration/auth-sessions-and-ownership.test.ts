@@ -120,6 +120,22 @@ describeOnDatabases('token sessions, audit and ownership', (kind) => {
     expect((await requestAs(service, alice, 'POST', `/api/conversation/${id}/set-current`)).status).toBe(200);
     expect((await requestAs(service, alice, 'GET', '/api/context')).body.context.conversationId).toBe(id);
     expect((await requestAs(service, bob, 'GET', '/api/context')).body.context.conversationId).not.toBe(id);
+    // Regenerate and edit-and-resend (CONTRACT §12) on Alice's conversation: 404 for Bob, nothing replaced.
+    const [question] = (await requestAs(service, alice, 'GET', `/api/conversation/${id}`)).body.messages as { id: string }[];
+    const attempts = [
+      { regenerate: true, conversation_id: id },
+      { replyTo: question?.id, message: 'rewritten by bob', conversation_id: id },
+    ];
+    for (const body of attempts) {
+      const reply = await requestAs(service, bob, 'POST', '/api/message', { json: { mode: 'chat', ...body } });
+      expect(reply.status, reply.text).toBe(404);
+    }
+    // Without a conversation id Bob's own (empty) current conversation is meant: Alice's question is not his.
+    expect((await requestAs(service, bob, 'POST', '/api/message', { json: { replyTo: question?.id, message: 'again', mode: 'chat' } })).status).toBe(400);
+    const after = (await requestAs(service, alice, 'GET', `/api/conversation/${id}`)).body;
+    expect(after.messages).toEqual([expect.objectContaining({ content: 'secret plans' })]);
+    expect(after.messages[0].supersededBy).toBeUndefined();
+    expect(fake.chatRequests().filter((request) => JSON.stringify(request.body).includes('secret plans'))).toEqual([]);
   });
 
   it("a stream belongs to its starter: replayed for them with access_token in the query, 404 for anyone else", async () => {

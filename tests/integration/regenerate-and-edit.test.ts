@@ -130,7 +130,9 @@ describeOnDatabases('regenerate and edit-and-resend', (kind) => {
     expect(fake.chatRequests()).toHaveLength(1);
   });
 
-  it("another user's conversation cannot be regenerated or edited (404), and an empty one has nothing to regenerate", async () => {
+  // An unknown conversation is 404 in the refusals above; another user's is the same lookup as any
+  // chat's (guards-and-ownership tests it for the chat paths).
+  it('an empty current conversation has nothing to regenerate (400)', async () => {
     expect((await svc.request('POST', '/api/context/clear')).status).toBe(200);
     expectEnvelope(await svc.request('POST', '/api/message', { json: { regenerate: true } }), 400, 'INVALID_REQUEST');
   });

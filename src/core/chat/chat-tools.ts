@@ -145,7 +145,8 @@ function writingTools(context: ToolContext, fileTools: boolean, systemCommands: 
               });
               if (outcome.kind !== 'held') return commandResult(outcome, terminal.id);
               const held = { status: 'pending_confirmation', commandId: outcome.commandId, risk: outcome.risk.level, reasons: outcome.risk.reasons };
-              if (!context.pauseForApproval) return held;
+              // Nowhere to wait (no decision registry, as in a tool run outside the service): the hold is the result.
+              if (!context.pauseForApproval || !deps.decisions) return held;
               // Streaming: the generation pauses here, its stream open, until the command is decided.
               const decision = await awaitHeldCommand(deps, { commandId: outcome.commandId, expiresAt: outcome.expiresAt, actor }, signal);
               return decisionResult(decision, outcome.commandId, terminal.id);

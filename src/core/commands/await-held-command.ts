@@ -36,6 +36,7 @@ export async function awaitHeldCommand(
   signal: AbortSignal,
 ): Promise<CommandDecision | null> {
   const decisions = deps.decisions;
+  // Callers check for the registry first; without one nothing could ever decide.
   if (!decisions) return null;
   const decided = decisions.wait(held.commandId, signal);
   let timer: NodeJS.Timeout | undefined;
