@@ -1,13 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type Serializable } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 
-// The chat benchmark's three processes besides itself: the fake upstream, the built service and
-// the Portkey gateway. Each listens on 127.0.0.1 only.
+// The chat benchmark's processes besides itself: the fake upstream, the bare hop, the built service,
+// the Portkey gateway (each listening on 127.0.0.1 only) and the load generator.
 
 export interface Started {
   child: ChildProcess;
@@ -51,33 +52,78 @@ async function waitUntilServing(child: ChildProcess, url: string, what: string):
   throw new Error(`${what} did not answer ${url} within 20 s`);
 }
 
-/** `chunks`: how many text chunks each answer has (20 by default). */
-export async function startFakeUpstream(chunks?: number): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/chat-fake-upstream.ts'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...(chunks ? { FAKE_CHUNKS: String(chunks) } : {}) },
+/** A tsx script that prints `{"url": ...}` once listening; with an IPC channel when `ipc`. */
+async function startListeningScript(script: string, what: string, env: Record<string, string>, ipc = false): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])],
+    env: { ...process.env, ...env },
   });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => {
-      reject(new Error(`the fake upstream exited with ${code}`));
+      reject(new Error(`${what} exited with ${code}`));
     });
-    createInterface({ input: child.stdout }).once('line', (line) => {
+    createInterface({ input: child.stdout as Readable }).once('line', (line) => {
       resolve((JSON.parse(line) as { url: string }).url);
     });
   });
   return { child, url, stop: () => stopChild(child) };
 }
 
+/** Sends `message` on a child's IPC channel and resolves with its next message. */
+export function ask<Reply>(child: ChildProcess, message: unknown): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => {
+      reject(new Error(`the child exited with ${code} before answering`));
+    };
+    child.once('exit', onExit);
+    child.once('message', (reply) => {
+      child.off('exit', onExit);
+      resolve(reply as Reply);
+    });
+    child.send(message as Serializable);
+  });
+}
+
+/** `chunks`: how many text chunks each answer has (20 by default). With an IPC channel (`ask` it 'last-chat-request'). */
+export function startFakeUpstream(chunks?: number): Promise<Started> {
+  return startListeningScript('bench/chat-fake-upstream.ts', 'the fake upstream', chunks ? { FAKE_CHUNKS: String(chunks) } : {}, true);
+}
+
+/** The bare `node:http` hop to `upstreamOrigin` (bench/chat-bare-hop.ts). */
+export function startBareHop(upstreamOrigin: string): Promise<Started> {
+  return startListeningScript('bench/chat-bare-hop.ts', 'the bare hop', { UPSTREAM_ORIGIN: upstreamOrigin });
+}
+
+/** The load generator (bench/chat-load-worker.ts): `ask` it a LoadRequest, get a LoadReply. */
+export async function startLoadWorker(): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/chat-load-worker.ts'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  return {
+    child,
+    url: '',
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
 /**
  * `node [nodeFlags] dist/main.js` on a fresh SQLite database. LOG_LEVEL=warn keeps request logging
  * out of the measurement, which also hides the "listening" line bench/built-service.ts waits for,
  * so the port is chosen here and /api/status polled. `nodeFlags` is how `--cpu-prof` gets in
- * (NODE_OPTIONS refuses it).
+ * (NODE_OPTIONS refuses it). `distDir`: another build (a copy of dist/ inside the repository, so
+ * node_modules resolves), for an A/B in one run.
  */
-export async function startService(env: Record<string, string>, nodeFlags: string[] = []): Promise<Started> {
+export async function startService(env: Record<string, string>, nodeFlags: string[] = [], distDir = 'dist'): Promise<Started> {
   const folder = mkdtempSync(join(tmpdir(), 'assistant-bench-chat-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeFlags, 'dist/main.js'], {
+  const child = spawn(process.execPath, [...nodeFlags, join(distDir, 'main.js')], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: `file:${join(folder, 'bench.db')}`, RATE_LIMIT_ENABLED: 'false', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

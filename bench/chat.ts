@@ -1,271 +1,228 @@
-// `npm run bench` (third part), issue 4: a 20-chunk chat exchange straight from the fake OpenAI
-// upstream, through the built service (`POST /api/unified/stream` SSE and `/api/unified/message`
-// JSON) and through the Portkey AI gateway, streaming and not, at concurrency 1 and 50. Every
-// process (fake, service, gateway, this load generator) is its own, all on 127.0.0.1. Prints a
-// table; results are recorded in BENCHMARKS.md.
+// `npm run bench` (fifth part), issues 4 and 24: a 20-chunk chat exchange from the fake OpenAI
+// upstream by several routes, measured side by side in one run:
+//   - direct: the fake itself (the reference for "added" first-event times);
+//   - bare: one `node:http` hop piping to the fake, nothing else (bench/chat-bare-hop.ts): the
+//     physical limit of any proxy;
+//   - portkey: the Portkey AI gateway;
+//   - service: the built service, `POST /api/unified/stream` (streamed) and `/message` (whole);
+//   - service-b (with `--service-b=<folder>`): a second build of the service, for an A/B.
+// Same bytes: the service's own upstream request is captured once (at the fake), and exactly those
+// bytes are what direct, bare and Portkey send; for whole replies the same bytes with
+// `"stream":true,"stream_options":{…}` turned into `"stream":false` (the service always streams
+// from its provider). Interleaved rounds: every round measures each route in turn (the order
+// rotated each round) for each cell (streamed c=1, streamed c=50, whole c=50), so the machine's
+// drift hits all alike. The fake, the bare hop, the gateway, each service and the load generator
+// are processes of their own; CPU per exchange comes from /proc/<pid>/stat of each route's own
+// processes. Prints the issue 24 table, the detailed table and the targets.
 //
-// `tsx bench/chat.ts --cpu-prof` also writes a CPU profile of the service and prints its hot spots.
-// With BENCH_DATABASE_URL=postgresql://… the service stores on that (empty) PostgreSQL database.
-import { mkdtempSync, readFileSync } from 'node:fs';
+// Options: `--cpu-prof` writes a CPU profile of the service and prints its hot spots;
+// `--service-b=<folder>`: see above (a folder holding dist/, with node_modules, prisma and
+// package.json beside it), and `--service-a=<folder>` the same for the first service; BENCH_ROUNDS (3), BENCH_WARM_UP_SECONDS (0.5), BENCH_SECONDS (2);
+// BENCH_DATABASE_URL=postgresql://… stores on that (empty) PostgreSQL database instead of SQLite.
+import { mkdtempSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchQuestion, completionsBody, exchange, expectedAnswer, serviceBody, type ChatTarget } from './chat-exchange.js';
-import { startFakeUpstream, startPortkey, startService, type Started } from './chat-processes.js';
+import { exchange, serviceBody, type ChatTarget } from './chat-exchange.js';
+import type { CapturedRequest } from './chat-fake-upstream.js';
+import type { LoadReply, LoadRequest } from './chat-load.js';
+import { ask, startBareHop, startFakeUpstream, startLoadWorker, startPortkey, startService, type Started } from './chat-processes.js';
 import { printHotSpots } from './chat-profile.js';
+import { abLines, cellName, detailTable, issueTable, targetLines, type Cell, type Kind, type RouteInfo, type Sample, type Samples } from './chat-report.js';
+import { storedExchanges } from './chat-stored.js';
 import { percentile } from './http-load.js';
+import { cpuTimes } from './proc-stats.js';
 
-const WARM_UP_SECONDS = 2;
-const MEASURE_SECONDS = 6;
-const CONCURRENCIES = [1, 50] as const;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 0.5);
+const MEASURE_SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const CELLS: Cell[] = [
+  { kind: 'sse', concurrency: 1 },
+  { kind: 'sse', concurrency: 50 },
+  { kind: 'json', concurrency: 50 },
+];
 
-type Route = 'direct' | 'service' | 'portkey';
-
-interface Scenario {
-  route: Route;
-  streaming: boolean;
-  label: string;
-  target: ChatTarget;
-  /** The process the exchange passes through (the fake itself for direct), for its CPU time. */
-  pid: number;
+interface Route extends RouteInfo {
+  /** The route's own processes (none for direct), whose CPU is its cost. */
+  pids: number[];
+  target(kind: Kind): ChatTarget;
+  /** A service: its origin, to count what it stored, and the exchanges sent to it. */
+  service?: { url: string; sent: number; failed: number };
 }
 
-interface Measured {
-  /** Warm-up included: every one of them reached the route. */
-  sent: number;
-  sentFailed: number;
-  exchanges: number;
-  errors: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  cpuMsPerExchange: number;
-}
+const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuTimes(pid).user + cpuTimes(pid).system, 0);
 
-/** User plus system CPU time of a process so far, in ms (/proc/<pid>/stat counts clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** `concurrency` keep-alive clients send exchanges back to back for `seconds`. */
-async function load(target: ChatTarget, concurrency: number, seconds: number): Promise<{ firstEvents: number[]; errors: number; elapsed: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const firstEvents: number[] = [];
-  let errors = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const client = async () => {
-    while (performance.now() < deadline) {
-      const result = await exchange(agent, target);
-      firstEvents.push(result.firstEventMs);
-      if (!result.ok) errors++;
-    }
-  };
-  const began = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, client));
-  const elapsed = (performance.now() - began) / 1000;
-  agent.destroy();
-  return { firstEvents: firstEvents.sort((a, b) => a - b), errors, elapsed };
-}
-
-async function measure(scenario: Scenario, concurrency: number): Promise<Measured> {
-  const warmUp = await load(scenario.target, concurrency, WARM_UP_SECONDS);
-  const cpuBefore = cpuMs(scenario.pid);
-  const { firstEvents, errors, elapsed } = await load(scenario.target, concurrency, MEASURE_SECONDS);
-  const cpu = cpuMs(scenario.pid) - cpuBefore;
-  return {
-    sent: warmUp.firstEvents.length + firstEvents.length,
-    sentFailed: warmUp.errors + errors,
-    exchanges: firstEvents.length,
-    errors,
-    perSecond: firstEvents.length / elapsed,
-    p50: percentile(firstEvents, 0.5),
-    p99: percentile(firstEvents, 0.99),
-    cpuMsPerExchange: cpu / firstEvents.length,
-  };
-}
-
-interface Stored {
-  conversations: number;
-  /** The sum of the conversations' messageCount, as `GET /api/conversations` reports it. */
-  messageCount: number;
-  questions: number;
-  /** Assistant messages holding the whole answer. */
-  answers: number;
-}
-
-/** What the service stored, over all of the caller's conversations. */
-async function storedExchanges(serviceUrl: string): Promise<Stored> {
-  const stored: Stored = { conversations: 0, messageCount: 0, questions: 0, answers: 0 };
-  for (let offset = 0; ; ) {
-    const page = (await (await fetch(`${serviceUrl}/api/conversations?limit=200&offset=${offset}`)).json()) as {
-      conversations: { id: string; messageCount: number }[];
-      total: number;
-    };
-    for (const { id, messageCount } of page.conversations) {
-      stored.messageCount += messageCount;
-      const { messages } = (await (await fetch(`${serviceUrl}/api/conversation/${id}`)).json()) as { messages: { role: string; content: string }[] };
-      for (const message of messages) {
-        if (message.role === 'user' && message.content === benchQuestion) stored.questions++;
-        if (message.role === 'assistant' && message.content === expectedAnswer) stored.answers++;
-      }
-    }
-    stored.conversations = page.total;
-    offset += page.conversations.length;
-    if (page.conversations.length === 0 || offset >= page.total) return stored;
+/** The service's upstream request, as the fake received it; checked against its Content-Length. */
+async function captureServiceRequest(fake: Started, serviceUrl: string): Promise<CapturedRequest> {
+  const agent = new Agent({ keepAlive: false });
+  // A few first: the history window (one message) is full from the second exchange on.
+  for (let i = 0; i < 3; i++) await exchange(agent, { url: `${serviceUrl}/api/unified/stream`, headers: {}, body: serviceBody(), reply: 'service-sse' });
+  const captured = await ask<CapturedRequest | null>(fake.child, 'last-chat-request');
+  if (captured === null) throw new Error('the fake upstream received no chat request from the service');
+  if (Buffer.byteLength(captured.body) !== captured.contentLength) {
+    throw new Error(`the captured body (${Buffer.byteLength(captured.body)} bytes) is not what was sent (${captured.contentLength}): the same-bytes rule needs another capture`);
   }
+  return captured;
 }
 
-interface Row {
-  scenario: Scenario;
-  concurrency: number;
-  measured: Measured;
-  direct: Measured;
+function wholeReplyBody(streamed: string): string {
+  const whole = streamed.replace('"stream":true,"stream_options":{"include_usage":true}', '"stream":false');
+  if (whole === streamed) throw new Error(`the service's upstream request does not ask for a stream as expected: ${streamed}`);
+  return whole;
 }
 
-/** Issue 4's targets: under 2 ms added to the first event at c=1; at c=50 at least Portkey's exchanges/s (aim 2×). */
-function printTargets(rows: Row[]): void {
-  const find = (route: Route, streaming: boolean, concurrency: number) => {
-    const row = rows.find((r) => r.scenario.route === route && r.scenario.streaming === streaming && r.concurrency === concurrency);
-    if (row === undefined) throw new Error(`no ${route} row at c=${concurrency}`);
-    return row;
-  };
-  const lines = [true, false].flatMap((streaming) => {
-    const kind = streaming ? 'SSE' : 'JSON';
-    const single = find('service', streaming, 1);
-    const added = single.measured.p50 - single.direct.p50;
-    const ours = find('service', streaming, 50).measured.perSecond;
-    const theirs = find('portkey', streaming, 50).measured.perSecond;
-    return [
-      `- ${kind}, c=1: ${signed(added)} added to the first event's p50 (target < 2 ms): ${added < 2 ? 'met' : 'missed'}`,
-      `- ${kind}, c=50: ${ours.toFixed(0)} exchanges/s, ${(ours / theirs).toFixed(2)}× Portkey's ${theirs.toFixed(0)} (target ≥ 1×, aim 2×): ${ours >= theirs ? 'met' : 'missed'}`,
-    ];
+function routesFor(fake: Started, bare: Started, portkey: Started & { version: string }, services: { name: string; label: string; started: Started }[], captured: CapturedRequest): Route[] {
+  const bodies = { sse: captured.body, json: wholeReplyBody(captured.body) };
+  const authorization = String(captured.headers.authorization ?? 'Bearer sk-bench');
+  const openAI = (url: string, headers: Record<string, string>) => (kind: Kind) => ({
+    url,
+    headers: { accept: kind === 'sse' ? 'text/event-stream' : 'application/json', authorization, ...headers },
+    body: bodies[kind],
+    reply: kind === 'sse' ? ('openai-sse' as const) : ('openai-json' as const),
   });
-  console.log(`\nTargets (issue 4):\n${lines.join('\n')}`);
-}
-
-/** Per kind (SSE, then JSON): direct first, as the rows after it are compared with it. */
-function scenariosFor(fake: Started, service: Started, portkey: Started & { version: string }): Scenario[] {
-  const portkeyHeaders = { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': fake.url, authorization: 'Bearer sk-bench' };
-  return [true, false].flatMap((streaming) => [
+  const pid = (started: Started) => started.child.pid ?? 0;
+  return [
+    { name: 'direct', label: 'the upstream directly', pids: [], target: openAI(`${fake.url}/chat/completions`, {}) },
+    { name: 'bare', label: 'a bare Node proxy (one `node:http` hop, piping)', pids: [pid(bare)], target: openAI(`${bare.url}/v1/chat/completions`, {}) },
     {
-      route: 'direct',
-      streaming,
-      label: `direct from the fake upstream (${streaming ? 'SSE' : 'JSON'})`,
-      target: { url: `${fake.url}/chat/completions`, headers: {}, body: completionsBody(streaming), reply: streaming ? 'openai-sse' : 'openai-json' },
-      pid: fake.child.pid ?? 0,
+      name: 'portkey',
+      label: `Portkey gateway ${portkey.version}`,
+      pids: [pid(portkey)],
+      target: openAI(`${portkey.url}/v1/chat/completions`, { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': fake.url }),
     },
-    {
-      route: 'service',
-      streaming,
-      label: streaming ? 'service `POST /api/unified/stream` (SSE)' : 'service `POST /api/unified/message` (JSON)',
-      target: {
-        url: `${service.url}/api/unified/${streaming ? 'stream' : 'message'}`,
+    ...services.map(({ name, label, started }) => ({
+      name,
+      label,
+      pids: [pid(started)],
+      target: (kind: Kind) => ({
+        url: `${started.url}/api/unified/${kind === 'sse' ? 'stream' : 'message'}`,
         headers: {},
         body: serviceBody(),
-        reply: streaming ? 'service-sse' : 'service-json',
-      },
-      pid: service.child.pid ?? 0,
-    },
-    {
-      route: 'portkey',
-      streaming,
-      label: `Portkey gateway ${portkey.version} (${streaming ? 'SSE' : 'JSON'})`,
-      target: { url: `${portkey.url}/v1/chat/completions`, headers: portkeyHeaders, body: completionsBody(streaming), reply: streaming ? 'openai-sse' : 'openai-json' },
-      pid: portkey.child.pid ?? 0,
-    },
-  ]);
+        reply: kind === 'sse' ? ('service-sse' as const) : ('service-json' as const),
+      }),
+      service: { url: started.url, sent: 0, failed: 0 },
+    })),
+  ];
 }
 
-function tableOf(results: Row[]): string {
-  return [
-    '| route | c | first event p50 | first event p99 | exchanges/s | added first event vs direct (p50 / p99) | CPU of the route\'s process per exchange | errors |',
-    '|---|---|---|---|---|---|---|---|',
-    ...results.map(({ scenario, concurrency, measured: m, direct: d }) =>
-      [
-        scenario.label,
-        concurrency,
-        `${m.p50.toFixed(2)} ms`,
-        `${m.p99.toFixed(2)} ms`,
-        m.perSecond.toFixed(0),
-        scenario.route === 'direct' ? '—' : `${signed(m.p50 - d.p50)} / ${signed(m.p99 - d.p99)}`,
-        `${m.cpuMsPerExchange.toFixed(2)} ms`,
-        `${m.errors} of ${m.exchanges}`,
-      ].join(' | '),
-    ).map((row) => `| ${row} |`),
-  ].join('\n');
+async function measure(worker: Started, fakePid: number, route: Route, cell: Cell, round: number, samples: Samples): Promise<void> {
+  const request = (seconds: number): LoadRequest => ({ target: route.target(cell.kind), concurrency: cell.concurrency, seconds });
+  const warmUp = await ask<LoadReply>(worker.child, request(WARM_UP_SECONDS));
+  const before = { route: cpuOf(route.pids), fake: cpuOf([fakePid]) };
+  const reply = await ask<LoadReply>(worker.child, request(MEASURE_SECONDS));
+  const cpuMs = cpuOf(route.pids) - before.route;
+  const upstreamCpuMs = cpuOf([fakePid]) - before.fake;
+  if (route.service !== undefined) {
+    route.service.sent += warmUp.firstEvents.length + reply.firstEvents.length;
+    route.service.failed += warmUp.errors + reply.errors;
+  }
+  const byCell = samples.get(route.name) ?? new Map<string, Sample[]>();
+  samples.set(route.name, byCell);
+  const list = byCell.get(cellName(cell)) ?? [];
+  byCell.set(cellName(cell), list);
+  const exchanges = reply.firstEvents.length;
+  list.push({
+    round,
+    exchanges,
+    errors: reply.errors,
+    perSecond: exchanges / reply.elapsed,
+    p50: percentile(reply.firstEvents, 0.5),
+    p99: percentile(reply.firstEvents, 0.99),
+    cpuMs,
+    upstreamCpuMs,
+  });
 }
 
-const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(2)} ms`;
+/** Every service exchange sent (checks and warm-ups included) left its question and, if it succeeded, its whole answer. */
+async function checkStored(route: Route): Promise<boolean> {
+  if (route.service === undefined) return true;
+  const { url, sent, failed } = route.service;
+  const stored = await storedExchanges(url);
+  console.log(
+    `Stored by ${route.label}: ${stored.answers} whole exchanges of ${sent} sent, ${failed} of which failed; ${stored.questions} questions; ` +
+      `${stored.messageCount} messages counted by GET /api/conversations in ${stored.conversations} conversation(s).`,
+  );
+  const ok = stored.questions === sent && stored.answers === sent - failed && stored.messageCount >= stored.questions + stored.answers;
+  if (!ok) console.log(`MISMATCH: expected ${sent} questions and ${sent - failed} whole answers.`);
+  return ok;
+}
 
 async function main(): Promise<void> {
-  // Other work on the machine shifts every row; the load average says how much there was.
   const loadBefore = loadavg()[0] ?? Number.NaN;
   const profileDir = process.argv.includes('--cpu-prof') ? mkdtempSync(join(tmpdir(), 'assistant-bench-chat-prof-')) : undefined;
+  const serviceA = process.argv.find((arg) => arg.startsWith('--service-a='))?.slice('--service-a='.length);
+  const serviceB = process.argv.find((arg) => arg.startsWith('--service-b='))?.slice('--service-b='.length);
+  const onPostgres = process.env.BENCH_DATABASE_URL !== undefined;
+  if (onPostgres && serviceB !== undefined) throw new Error('--service-b needs a database of its own: SQLite only');
   const fake = await startFakeUpstream();
-  const service = await startService(
-    {
-      OPENAI_BASE_URL: fake.url,
-      OPENAI_API_KEY: 'sk-bench',
-      AI_MODEL_PROVIDER: 'openai',
-      AI_MODEL_NAME: 'gpt-4o-mini',
-      RATE_LIMIT_ENABLED: 'false',
-      MAX_STREAMS_PER_USER: '1000',
-      // Every exchange goes to the caller's current conversation: a one-message window keeps the
-      // upstream request the same size however many exchanges came before.
-      MAX_CONVERSATION_HISTORY: '1',
-      // BENCH_DATABASE_URL=postgresql://… stores on PostgreSQL instead of a fresh SQLite file
-      // (an empty database of its own: the service migrates it).
-      ...(process.env.BENCH_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
-    },
-    profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-  );
-  const portkey = await startPortkey();
+  const serviceEnv = {
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: 'sk-bench',
+    AI_MODEL_PROVIDER: 'openai',
+    AI_MODEL_NAME: 'gpt-4o-mini',
+    RATE_LIMIT_ENABLED: 'false',
+    MAX_STREAMS_PER_USER: '1000',
+    // Every exchange goes to the caller's current conversation: a one-message window keeps the
+    // upstream request the same size however many exchanges came before.
+    MAX_CONVERSATION_HISTORY: '1',
+    ...(onPostgres ? { DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '' } : {}),
+  };
+  const started: Started[] = [fake];
   try {
-    const scenarios = scenariosFor(fake, service, portkey);
-
-    // One checked exchange per route first: a wrong answer must fail loudly, not be timed.
-    const checkAgent = new Agent({ keepAlive: false });
-    for (const scenario of scenarios) {
-      if (!(await exchange(checkAgent, scenario.target)).ok) throw new Error(`${scenario.label}: the answer did not arrive whole`);
+    const service = await startService(serviceEnv, profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`], join(serviceA ?? '.', 'dist'));
+    started.push(service);
+    const services = [{ name: 'service', label: serviceB === undefined ? 'the service' : `the service (A: ${serviceA ?? 'dist/'})`, started: service }];
+    if (serviceB !== undefined) {
+      const second = await startService(serviceEnv, [], join(serviceB, 'dist'));
+      started.push(second);
+      services.push({ name: 'service-b', label: `the service (B: ${serviceB})`, started: second });
     }
-    let serviceExchanges = scenarios.filter((scenario) => scenario.route === 'service').length;
-    let serviceFailures = 0;
+    const bare = await startBareHop(new URL(fake.url).origin);
+    started.push(bare);
+    const portkey = await startPortkey();
+    started.push(portkey);
+    const worker = await startLoadWorker();
+    started.push(worker);
 
-    const results: Row[] = [];
-    for (const concurrency of CONCURRENCIES) {
-      const directs = new Map<boolean, Measured>();
-      for (const scenario of scenarios) {
-        const measured = await measure(scenario, concurrency);
-        if (scenario.route === 'direct') directs.set(scenario.streaming, measured);
-        if (scenario.route === 'service') {
-          serviceExchanges += measured.sent;
-          serviceFailures += measured.sentFailed;
-        }
-        const direct = directs.get(scenario.streaming);
-        if (direct === undefined) throw new Error('the direct row of each kind is measured first');
-        results.push({ scenario, concurrency, measured, direct });
+    const captured = await captureServiceRequest(fake, service.url);
+    console.log(`Same bytes: the service's upstream request, ${captured.contentLength} bytes: ${captured.body}`);
+    const routes = routesFor(fake, bare, portkey, services, captured);
+    if (services[1] !== undefined) await captureServiceRequest(fake, services[1].started.url);
+    for (const route of routes) if (route.service !== undefined) route.service.sent += 3;
+
+    // One checked exchange per route and kind first: a wrong answer must fail loudly, not be timed.
+    const checkAgent = new Agent({ keepAlive: false });
+    for (const route of routes) {
+      for (const kind of ['sse', 'json'] as const) {
+        if (!(await exchange(checkAgent, route.target(kind))).ok) throw new Error(`${route.label} (${kind}): the answer did not arrive whole`);
+        if (route.service !== undefined) route.service.sent++;
       }
+    }
+
+    const samples: Samples = new Map();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const cell of CELLS) {
+        // The order rotates each round, so no route always runs right after the same other.
+        const order = routes.map((_, index) => routes[(index + round) % routes.length] as Route);
+        for (const route of order) await measure(worker, fake.child.pid ?? 0, route, cell, round, samples);
+      }
+      console.error(`round ${round + 1} of ${ROUNDS} done`);
     }
 
     // Answers are stored as they finish; give the last ones a moment before counting.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const stored = await storedExchanges(service.url);
-
-    console.log(tableOf(results));
-    console.log(
-      `\nStored by the service: ${stored.answers} whole exchanges (question and whole answer) of ${serviceExchanges} sent, ${serviceFailures} of which failed; ` +
-        `${stored.questions} questions; ${stored.messageCount} messages counted by GET /api/conversations in ${stored.conversations} conversation(s).`,
-    );
-    const answered = serviceExchanges - serviceFailures;
-    if (stored.questions !== serviceExchanges || stored.answers !== answered || stored.messageCount < stored.questions + stored.answers) {
-      console.log(`MISMATCH: expected ${serviceExchanges} questions and ${answered} whole answers.`);
-      process.exitCode = 1;
+    console.log(`\n${ROUNDS} interleaved rounds of ${WARM_UP_SECONDS} s warm-up + ${MEASURE_SECONDS} s measured per route and cell; ${onPostgres ? 'PostgreSQL' : 'SQLite'}.\n`);
+    console.log(issueTable(samples, routes));
+    console.log(`\n${detailTable(samples, routes, CELLS)}\n`);
+    for (const route of routes) if (!(await checkStored(route))) process.exitCode = 1;
+    console.log('\nTargets (issue 24):');
+    for (const { name, label } of services) console.log(targetLines(samples, { name, label }, onPostgres).join('\n'));
+    if (services[1] !== undefined && services[0] !== undefined) {
+      console.log(`\nA/B, ${services[1].label} against ${services[0].label}:\n${abLines(samples, services[0], services[1], CELLS).join('\n')}`);
     }
-    printTargets(results);
     console.log(`\nLoad average (1 min) at start ${loadBefore.toFixed(2)}, at end ${(loadavg()[0] ?? Number.NaN).toFixed(2)}.`);
   } finally {
-    await Promise.all([portkey.stop(), service.stop(), fake.stop()]);
+    await Promise.all(started.reverse().map((child) => child.stop()));
   }
   if (profileDir !== undefined) printHotSpots(profileDir);
 }

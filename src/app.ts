@@ -7,11 +7,10 @@ import { createDatabase } from './core/db/create-db.js';
 import { migrate } from './core/db/migrate.js';
 import type { Logger } from './core/logger.js';
 import type { AppDeps } from './procedures/context.js';
-import { clientIpResolver, createApp, listen, type RunningServer } from './server.js';
-import { attachWebSockets } from './realtime/websocket-gateway.js';
+import { attachWebSocketsOnDemand, clientIpResolver, createApp, listen, type RunningServer } from './server.js';
 import { recordAudit } from './core/audit/record-audit.js';
 import type { Store } from './core/db/store.js';
-import { detectSandbox } from './core/sandbox/sandbox-state.js';
+import { detectSandbox, type SandboxState } from './core/sandbox/sandbox-state.js';
 import { createEgressPolicy } from './core/sandbox/egress-policy.js';
 import { holdRuntimeRoot, sweepRuntimeRoots } from './core/sandbox/runtime-folder.js';
 import { serviceNames } from './core/sandbox/service-files.js';
@@ -35,6 +34,7 @@ import { publishTerminalHomes } from './core/cluster/terminal-homes.js';
 import { answerCarriedCalls } from './realtime/carried-calls.js';
 import { ServiceMetrics } from './core/metrics/service-metrics.js';
 import { ProviderReachability } from './core/status/provider-reachability.js';
+import { createUsage } from './core/usage/create-usage.js';
 
 export interface StartedService extends RunningServer {
   deps: AppDeps;
@@ -42,9 +42,20 @@ export interface StartedService extends RunningServer {
   stop(): Promise<void>;
 }
 
+/** Work main.ts set going before this module and its imports were loaded. */
+export interface EarlyStart {
+  /** detectSandbox(config), begun while the modules load. */
+  sandbox?: Promise<SandboxState>;
+}
+
 /** Migrates, opens the database, prepares stored state and serves. Used by main.ts and the tests. */
-export async function startService(config: Config, logger: Logger): Promise<StartedService> {
+export async function startService(config: Config, logger: Logger, early: EarlyStart = {}): Promise<StartedService> {
   const startedAt = Date.now();
+  // The sandbox probe runs bubblewrap and a shell (~0.1 s, more on a busy machine): it goes on in
+  // its child process while the database is migrated and opened, and is waited for where needed.
+  const sandboxDetected = early.sandbox ?? detectSandbox(config);
+  // Should the start fail before the wait below, its outcome is nobody's concern.
+  sandboxDetected.catch(() => undefined);
   for (const warning of config.warnings) logger.warn(warning);
   // Terminals' pipe and proxy folders left by a service killed with kill -9 (runtime-folder.ts).
   const swept = sweepRuntimeRoots();
@@ -56,7 +67,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   }
   const instanceId = newId();
   const database = await createDatabase(config.DATABASE_URL, instanceId);
-  const store = { db: database.db, chat: database.chat, reads: database.reads, kind: database.kind };
+  const store = { db: database.db, chat: database.chat, reads: database.reads, usageSql: database.usageSql, kind: database.kind };
   await ensureDefaultModel(store, config);
   // Redis may be down now: the service starts, and reconnects behind the scenes.
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX, logger) : undefined;
@@ -68,7 +79,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   const closed = await closeInterruptedAnswers(store, instanceId, writerAlive);
   if (closed > 0) logger.warn({ closed }, 'closed answers interrupted by an earlier crash');
 
-  const sandbox = await detectSandbox(config);
+  const sandbox = await sandboxDetected;
   if (config.ENABLE_SYSTEM_COMMANDS && sandbox.mode === 'unavailable') {
     logger.error({ problem: sandbox.problem }, 'system commands are enabled but refused: no working sandbox');
   }
@@ -129,6 +140,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   // token answer 503 until it can be reached.
   auth.warmUp();
   const rateLimits = createRateLimits(config, logger, redis);
+  const usage = await createUsage({ store, sql: store.usageSql, config, logger, redis, bus: cluster?.bus }, instanceId);
   const deps: AppDeps = {
     config,
     store,
@@ -148,6 +160,8 @@ export async function startService(config: Config, logger: Logger): Promise<Star
     metrics,
     idempotency: createIdempotencyStore(redis && cluster ? { redis, bus: cluster.bus } : undefined),
     providerReachability: new ProviderReachability(config, store),
+    policies: usage.policies,
+    usage: usage.meter,
     ...(redis ? { redis } : {}),
     ...(cluster ? { cluster } : {}),
   };
@@ -157,7 +171,7 @@ export async function startService(config: Config, logger: Logger): Promise<Star
   const running = await listen(app, config.PORT, config.HOST, logger);
   const releaseRuntime = holdRuntimeRoot();
   protectedPorts.push(running.port);
-  const sockets = attachWebSockets(running.server, deps, clientIpResolver(app));
+  const sockets = attachWebSocketsOnDemand(running.server, deps, clientIpResolver(app));
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -169,6 +183,8 @@ export async function startService(config: Config, logger: Logger): Promise<Star
       const terminalsGone = terminals.stopAll();
       const helpersGone = files.close();
       await aborting;
+      // The aborted calls' usage is recorded before the database closes.
+      await usage.meter.close();
       await Promise.all([terminalsGone, helpersGone, judge.close()]);
       // Pulls end before the database closes, so none records its outcome into a closed store.
       await modelDownloads.stop();

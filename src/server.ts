@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import proxyAddr from 'proxy-addr';
 import type { AddressInfo } from 'node:net';
 import cors from 'cors';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Logger } from './core/logger.js';
 import { answerClientError } from './http/client-error.js';
@@ -18,11 +19,10 @@ import { handleUnmatched, resolveRequests, type ProcedureTypes } from './http/re
 import { writeGuards } from './http/write-guards.js';
 import { trpcContext, trpcErrorLog } from './http/trpc-context.js';
 import { webInterface } from './http/web-interface.js';
-import { oidcLoginRouter } from './http/oidc-login/oidc-login-router.js';
+import { loginAvailability } from './http/oidc-login/login-settings.js';
 import type { AppDeps } from './procedures/context.js';
 import { docsRouter } from './rest-adapter/docs-page.js';
 import { legacyAliases } from './rest-adapter/legacy-aliases.js';
-import { buildOpenApiDocument } from './rest-adapter/openapi-document.js';
 import { openAICompatibleRoutes } from './rest-adapter/openai-compatible/openai-routes.js';
 import { restHandler } from './rest-adapter/rest-handler.js';
 import { buildRouteTable } from './rest-adapter/route-table.js';
@@ -73,7 +73,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(restHandler(appRouter, deps));
 
   // Browser sign-in: public and in no rate group (CONTRACT §5), so before the limits.
-  app.use(oidcLoginRouter(deps));
+  app.use(oidcLogin(deps));
   // The web UI's static files are public and in no rate group either (CONTRACT §5).
   if (config.ENABLE_WEB_INTERFACE) app.use(webInterface());
 
@@ -94,10 +94,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
 
-  const openApiDocument = buildOpenApiDocument(appRouter, legacyAliases);
-  app.get('/api/openapi.json', (_req, res) => {
-    res.json(openApiDocument);
-  });
+  app.get('/api/openapi.json', openApiDocumentRoute());
   app.use(docsRouter());
   app.use(metricsEndpoint(deps));
 
@@ -106,6 +103,96 @@ export function createApp(deps: AppDeps): Express {
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/**
+ * The browser sign-in routes (/auth/…). Their module and its OIDC client (openid-client) load on
+ * the first /auth/ request when web login is off (AUTH_ENABLED=false, the default): nothing of it
+ * is needed to start. With login on, they load at once, so the start-up warnings about its
+ * settings come at start-up as before.
+ */
+function oidcLogin(deps: AppDeps): RequestHandler {
+  let router: Promise<RequestHandler> | undefined;
+  const load = () =>
+    (router ??= import('./http/oidc-login/oidc-login-router.js').then(
+      ({ oidcLoginRouter }) => oidcLoginRouter(deps),
+      (error: unknown) => {
+        router = undefined;
+        throw error;
+      },
+    ));
+  if (loginAvailability(deps.config).state !== 'disabled') void load().catch(() => undefined);
+  return (req, res, next) => {
+    if (!req.path.startsWith('/auth/')) {
+      next();
+      return;
+    }
+    load().then((handle) => {
+      handle(req, res, next);
+    }, next);
+  };
+}
+
+/**
+ * The WebSocket gateway (CONTRACT §8), loaded with its `ws` server on the first upgrade: a start
+ * answers HTTP without it. Upgrades that arrive while it loads are handed to it once it is there.
+ */
+export function attachWebSocketsOnDemand(server: Server, deps: AppDeps, clientIp: (req: IncomingMessage) => string): { close(): void } {
+  let gateway: { close(): void } | undefined;
+  let closed = false;
+  const waiting: [IncomingMessage, Duplex, Buffer][] = [];
+  const first = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined);
+    waiting.push([req, socket, head]);
+    if (waiting.length > 1) return;
+    import('./realtime/websocket-gateway.js').then(
+      ({ attachWebSockets }) => {
+        server.off('upgrade', first);
+        if (closed) {
+          for (const [, pending] of waiting.splice(0)) pending.destroy();
+          return;
+        }
+        gateway = attachWebSockets(server, deps, clientIp);
+        for (const upgrade of waiting.splice(0)) server.emit('upgrade', ...upgrade);
+      },
+      (error: unknown) => {
+        deps.logger.error({ err: error }, 'websocket gateway failed to load');
+        for (const [, pending] of waiting.splice(0)) pending.destroy();
+      },
+    );
+  };
+  server.on('upgrade', first);
+  return {
+    close() {
+      closed = true;
+      gateway?.close();
+    },
+  };
+}
+
+/**
+ * The OpenAPI document, built on its first request and kept: building it takes ~70 ms and loads
+ * trpc-to-openapi's generator (~150 modules), which nothing else needs, so a start does neither
+ * (issue 22). A build that fails is tried again by the next request.
+ */
+function openApiDocumentRoute(): RequestHandler {
+  let document: Promise<unknown> | undefined;
+  return (_req, res, next) => {
+    document ??= import('./rest-adapter/openapi-document.js').then(
+      ({ buildOpenApiDocument }) => buildOpenApiDocument(appRouter, legacyAliases),
+      (error: unknown) => {
+        document = undefined;
+        throw error;
+      },
+    );
+    document.then(
+      (built) => res.json(built),
+      (error: unknown) => {
+        document = undefined;
+        next(error);
+      },
+    );
+  };
 }
 
 /** Each procedure's type by its dotted path, as /trpc names them. */

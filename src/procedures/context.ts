@@ -1,3 +1,5 @@
+import type { PolicyBook } from '../core/usage/policy-book.js';
+import type { UsageMeter } from '../core/usage/usage-meter.js';
 import type { Authenticator } from '../core/auth/authenticator.js';
 import type { User } from '../core/auth/permissions.js';
 import type { Cluster } from '../core/cluster/cluster.js';
@@ -59,6 +61,10 @@ export interface AppDeps {
   idempotency: IdempotencyStore;
   /** Which model providers answer, probed behind `/api/status` (CONTRACT §3). */
   providerReachability: ProviderReachability;
+  /** CONTRACT §13's policy document: quotas and model access. */
+  policies: PolicyBook;
+  /** Quotas checked and usage recorded around every provider call (CONTRACT §13). */
+  usage: UsageMeter;
 }
 
 /** What one request adds. */

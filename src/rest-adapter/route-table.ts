@@ -1,5 +1,5 @@
-import { forEachOpenApiProcedure, getPathRegExp, normalizePath, type OpenApiMethod } from 'trpc-to-openapi';
 import type { AnyRouter } from '@trpc/server';
+import type { OpenApiMethod } from 'trpc-to-openapi';
 import type { ProcedureMeta } from '../procedures/meta.js';
 import type { RouteAlias } from './legacy-aliases.js';
 
@@ -18,18 +18,39 @@ export interface RouteMatch {
   params: Record<string, string>;
 }
 
+// The route table reads the procedures' `openapi` meta as trpc-to-openapi's document does, but
+// without importing that package: its entry point loads its generator and adapters (openapi3-ts,
+// yaml, h3, co-body: about 150 modules), which only the OpenAPI document needs, built on its
+// first request (server.ts). A request needs the table at start-up; the package it did not.
+
+/** `/api/x/` and `api/x` as `/api/x`. */
+function normalizePath(path: string): string {
+  return `/${path.replace(/^\/|\/$/g, '')}`;
+}
+
+/** `{name}` matches one path segment, captured as `name`; the path's letters match in any case. */
+function pathPattern(path: string): RegExp {
+  return new RegExp(`^${path.replace(/\{(.+?)\}/g, (_, name: string) => `(?<${name}>[^/]+)`)}$`, 'i');
+}
+
 /**
- * The REST routes, read from each procedure's `openapi` meta with trpc-to-openapi's own helpers.
- * Paths with fewer parameters are tried first, so `/api/conversation/current` can never be
- * swallowed by `/api/conversation/{id}` whatever order the routers list them in.
+ * The REST routes, read from each procedure's `openapi` meta (a procedure whose meta says
+ * `enabled: false` has none). Paths with fewer parameters are tried first, so
+ * `/api/conversation/current` can never be swallowed by `/api/conversation/{id}` whatever order
+ * the routers list them in.
  */
 export function buildRouteTable(appRouter: AnyRouter, aliases: readonly RouteAlias[]): Route[] {
   const routes: Route[] = [];
   const metaByProcedure = new Map<string, ProcedureMeta>();
-  forEachOpenApiProcedure<ProcedureMeta>(appRouter._def.procedures as never, ({ path, meta }) => {
+  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: ProcedureMeta } }>;
+  for (const [path, procedure] of Object.entries(procedures)) {
+    const meta = procedure._def.meta;
+    const openapi = meta?.openapi;
+    // trpc-to-openapi's meta may switch a route off; none of ours does, but the rule stays its.
+    if (!meta || !openapi || (openapi as { enabled?: boolean }).enabled === false) continue;
     metaByProcedure.set(path, meta);
-    routes.push(route(meta.openapi.method, meta.openapi.path, path, meta));
-  });
+    routes.push(route(openapi.method, openapi.path, path, meta));
+  }
   for (const alias of aliases) {
     const meta = metaByProcedure.get(alias.procedure);
     if (!meta) throw new Error(`Alias ${alias.method} ${alias.path} names unknown procedure ${alias.procedure}`);
@@ -43,7 +64,7 @@ function route(method: OpenApiMethod, path: string, procedure: string, meta: Pro
   return {
     method,
     path: normalized,
-    pattern: getPathRegExp(normalized),
+    pattern: pathPattern(normalized),
     procedure,
     meta,
     paramCount: (normalized.match(/\{/g) ?? []).length,

@@ -10,6 +10,7 @@ import { promptOrdersRouter } from './prompt-orders.js';
 import { securityRouter } from './security.js';
 import { systemRouter } from './system.js';
 import { terminalsRouter } from './terminals.js';
+import { usageRouter } from './usage.js';
 import { workspacesRouter } from './workspaces.js';
 
 /** Every operation of the service; REST, SSE, WebSocket and /trpc are bridges over it. */
@@ -26,6 +27,7 @@ export const appRouter = router({
   terminals: terminalsRouter,
   security: securityRouter,
   audit: auditRouter,
+  usage: usageRouter,
   openaiCompatible: openaiCompatibleRouter,
 });
 

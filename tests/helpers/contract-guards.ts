@@ -68,6 +68,12 @@ export const expectedGuards: Record<string, { guard: Guard; rateGroup: string; f
   'security.confirm': { guard: { kind: 'permission', permissions: ['terminal:execute'] }, rateGroup: 'terminal', feature: 'systemCommands' },
   'security.audit': { guard: { kind: 'permission', permissions: ['audit:view'], anyRole: ['Admin'] }, rateGroup: 'general' },
   'audit.log': { guard: { kind: 'permission', permissions: ['audit:view'] }, rateGroup: 'general' },
+  // CONTRACT §13: own usage for everyone signed in (another user's needs audit:view, checked inside);
+  // the policy document is TheDude's (user:management).
+  'usage.report': { guard: { kind: 'authenticated' }, rateGroup: 'general' },
+  'usage.limits': { guard: { kind: 'authenticated' }, rateGroup: 'general' },
+  'usage.policies': { guard: { kind: 'permission', permissions: ['user:management'] }, rateGroup: 'general' },
+  'usage.setPolicies': { guard: { kind: 'permission', permissions: ['user:management'] }, rateGroup: 'general' },
   // CONTRACT §10's OpenAI-compatible paths: a chat path's guard and group (providers:<provider>
   // is checked once the model is read); /v1/models as GET /api/models.
   'openaiCompatible.chatCompletion': { guard: { kind: 'permission', permissions: ['chat:send'] }, rateGroup: 'chat' },

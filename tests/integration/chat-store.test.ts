@@ -95,7 +95,7 @@ describeOnDatabases('chat store', (kind) => {
     await opened.db.message.update({ where: { id: live }, data: { writer: 'instance-b' } });
     await opened.db.message.update({ where: { id: dead }, data: { writer: 'instance-c' } });
     await opened.db.message.update({ where: { id: legacy }, data: { writer: null } });
-    const store = { db: opened.db, chat, reads: opened.reads, kind };
+    const store = { db: opened.db, chat, reads: opened.reads, usageSql: opened.usageSql, kind };
     // Redis cannot tell about instance-b this time: it is left for the next run.
     const unsure = (writer: string) => (writer === 'instance-b' ? Promise.reject(new Error('redis down')) : Promise.resolve(false));
     expect(await closeInterruptedAnswers(store, 'instance-a', unsure)).toBe(2);
@@ -200,7 +200,7 @@ describeOnDatabases('chat store', (kind) => {
     await opened.db.conversation.create({ data: { id: byPrisma, ownerId: 'ann', title: 'by prisma', messageCount: 1 } });
     await new Promise((resolve) => setTimeout(resolve, 5));
     await question(older, 'touched again');
-    const listed = await listConversations({ db: opened.db, chat, reads: opened.reads, kind }, 'ann', { limit: 10, offset: 0 });
+    const listed = await listConversations({ db: opened.db, chat, reads: opened.reads, usageSql: opened.usageSql, kind }, 'ann', { limit: 10, offset: 0 });
     expect(listed.conversations.map((conversation) => conversation.id)).toEqual([older, byPrisma]);
   });
 

@@ -78,6 +78,10 @@ const expectedOperations = [
   'GET /api/terminals/{terminalId}/output',
   // interface-spec.md "Prompt orders and audit" (audit row) and "Security"
   'GET /api/audit/log',
+  'GET /api/usage',
+  'GET /api/usage/limits',
+  'GET /api/policies',
+  'PUT /api/policies',
   'GET /api/security/audit',
   'GET /api/security/pending',
   'POST /api/security/confirm',

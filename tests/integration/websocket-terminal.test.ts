@@ -73,10 +73,12 @@ describe.runIf(sandboxAvailable)('the terminal WebSocket', () => {
   it('input reaches the program in the foreground, echoed as on any terminal; the audit records the line it showed', async () => {
     const viewer = await open(terminalUrl(terminalId));
     await frames(viewer, (frame) => frame.type === 'status');
-    viewer.send({ type: 'execute', command: 'head -n 1 | tr a-z A-Z' });
+    // One program, not a pipeline: a pipeline's later members are forked shells until they exec,
+    // and a line typed then is (rightly) judged as the shell's.
+    viewer.send({ type: 'execute', command: "awk '{ print toupper($0); exit }'" });
     await frames(viewer, isStatus('busy'));
-    // The shell marks the start before the programs exist: typed now, the line would be judged as
-    // the shell's (and recorded as such). It is typed once the pipeline holds the terminal.
+    // The shell marks the start before the program exists: typed now, the line would be judged as
+    // the shell's (and recorded as such). It is typed once the program holds the terminal.
     const terminal = service.service.deps.terminals.find(terminalId);
     await expect.poll(() => terminal?.foregroundReader().kind, { timeout: 10_000 }).toBe('program');
     viewer.send({ type: 'input', data: 'typed-secret\n' });
@@ -89,7 +91,7 @@ describe.runIf(sandboxAvailable)('the terminal WebSocket', () => {
     // CONTRACT §11: a line typed while the terminal echoes is recorded in full (a hidden one is not,
     // see typed-input.test.ts).
     const input = entries.find((entry) => entry.details.action === 'input');
-    expect(input?.details).toMatchObject({ terminalId, command: 'head -n 1 | tr a-z A-Z', reader: 'program', line: 'typed-secret' });
+    expect(input?.details).toMatchObject({ terminalId, command: "awk '{ print toupper($0); exit }'", reader: 'program', line: 'typed-secret' });
     viewer.close();
   });
 

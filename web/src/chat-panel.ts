@@ -57,6 +57,8 @@ export class ChatPanel {
    */
   #generation = 0;
   #saveTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A quota refused a message (the remaining budget on screen is out of date). */
+  onQuotaRefused: () => void = () => undefined;
 
   constructor(
     root: HTMLElement,
@@ -74,6 +76,14 @@ export class ChatPanel {
       ask,
       giveBack: (message) => {
         if (this.#input.value === '') this.#input.value = message;
+      },
+      showNotice: (notice) => {
+        this.#messages.append(notice);
+        // After the composer's buttons have settled (the request's end redraws them).
+        requestAnimationFrame(() => {
+          this.#scrollToEnd();
+        });
+        this.onQuotaRefused();
       },
     });
     this.#actions = new MessageActions(this.#messages, client, {
@@ -113,7 +123,7 @@ export class ChatPanel {
         el('div', { class: 'composer-actions' }, this.#retry.button, this.#stop, this.#send),
       ),
     );
-    root.append(el('div', { class: 'chat-header' }, this.#title), this.#messages, form);
+    root.append(el('div', { class: 'chat-header', id: 'chat-header' }, this.#title), this.#messages, form);
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       void this.send();

@@ -2,6 +2,7 @@ import './styles.css';
 import { renderAccount, renderLoginRequired, renderSignedOut } from './account.js';
 import { createApiClient } from './api-client.js';
 import { fetchSession, TokenHolder } from './auth-session.js';
+import { BudgetIndicator } from './budget-indicator.js';
 import { ChatPanel } from './chat-panel.js';
 import { ConfirmationDialog } from './confirmation-dialog.js';
 import { ConversationList } from './conversation-list.js';
@@ -9,7 +10,10 @@ import { byId, el } from './dom.js';
 import { ConversationDrawer } from './drawer.js';
 import { EventFeed } from './event-feed.js';
 import { ModelPicker } from './model-picker.js';
+import { PolicyEditor } from './policy-editor.js';
 import { TerminalPanel } from './terminal-panel.js';
+import { UsageNavigation } from './usage-navigation.js';
+import { UsagePage } from './usage-page.js';
 import { WorkspacePicker } from './workspace-picker.js';
 
 // Start-up: who is this (auth), then the panels, then their data. Each panel is a small module
@@ -33,12 +37,37 @@ async function start(): Promise<void> {
   // The callback runs only after an answer ends, long after `conversations` below exists.
   // The picker is made first: the panel asks it which model each message goes to.
   const models = new ModelPicker(byId('pickers'), client, feed);
-  const chat = new ChatPanel(byId('chat'), client, () => void conversations.refresh(), models);
+  const budget = new BudgetIndicator(client);
+  const chat = new ChatPanel(
+    byId('chat'),
+    client,
+    () => {
+      void conversations.refresh();
+      void budget.refresh();
+    },
+    models,
+  );
+  byId('chat-header').append(budget.element);
+  chat.onQuotaRefused = () => void budget.refresh();
   const conversations = new ConversationList(byId('sidebar'), client, chat);
   const drawer = new ConversationDrawer(byId('sidebar'), [byId('top-bar'), byId('chat'), byId('terminal-panel')]);
   byId('top-bar').prepend(drawer.toggleButton);
   conversations.onChosen = () => {
     drawer.close(false);
+  };
+  const usagePage = new UsagePage(client, () => drawer.toggleButton);
+  const policies = new PolicyEditor(client, () => drawer.toggleButton);
+  const usageNavigation = new UsageNavigation(byId('sidebar'), client, usagePage, policies);
+  // A page opened from the drawer closes it; the drawer's button takes the focus back afterwards
+  // (the button that opened the page slides out of sight with the drawer).
+  usageNavigation.onOpen = (button) => {
+    if (!drawer.isOpen) return button;
+    drawer.close(false);
+    return drawer.toggleButton;
+  };
+  policies.onSaved = () => {
+    void budget.refresh();
+    void models.refresh();
   };
   const workspaces = new WorkspacePicker(byId('pickers'), client, () => void conversations.refresh());
   const terminal = new TerminalPanel(byId('terminal-panel'), client, tokens, confirmations);
@@ -69,7 +98,10 @@ async function start(): Promise<void> {
     void conversations.refresh();
   });
 
-  await Promise.all([chat.start(), models.refresh(), workspaces.refresh(), confirmations.loadPending()]);
+  const caller = usageNavigation.refresh().catch((error: unknown) => {
+    console.warn('could not read what the caller may see', error);
+  });
+  await Promise.all([chat.start(), models.refresh(), workspaces.refresh(), confirmations.loadPending(), budget.refresh(), caller]);
   await conversations.refresh();
   document.body.dataset.ready = 'true';
 }

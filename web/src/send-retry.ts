@@ -1,5 +1,6 @@
 import type { ApiClient } from './api-client.js';
 import { el, errorText } from './dom.js';
+import { quotaNotice, quotaRefusalOf, quotaSummary } from './quota-refusal.js';
 import { shownMessages } from './shown-messages.js';
 
 /**
@@ -18,6 +19,8 @@ export interface RetryHost {
   ask(ask: Ask): Promise<void>;
   /** Gives the text of a question not sent back to the composer, unless something new was typed. */
   giveBack(message: string): void;
+  /** Shows a notice at the end of the message area (a quota refusal). */
+  showNotice(notice: HTMLElement): void;
 }
 
 /** A request for an answer that failed, and what it had changed on screen. */
@@ -42,6 +45,7 @@ export class SendRetry {
   readonly button = el('button', { type: 'button', id: 'retry-button', hidden: true }, 'Retry');
   /** What Retry asks for again, or null when there is nothing to retry. */
   #pending: { ask: Ask; conversationId: string } | null = null;
+  #notice: HTMLElement | null = null;
 
   constructor(
     private readonly client: ApiClient,
@@ -58,6 +62,8 @@ export class SendRetry {
   }
 
   clear(): void {
+    this.#notice?.remove();
+    this.#notice = null;
     this.status.textContent = '';
     this.#pending = null;
     this.button.hidden = true;
@@ -75,6 +81,7 @@ export class SendRetry {
       this.status.textContent = `Not sent: ${errorText(error)}`;
       return;
     }
+    if (this.#quotaRefused({ ask, error, conversationId, sent, replaced, stale })) return;
     const stored = await this.#unanswered(conversationId, ask.message).catch(() => null);
     if (stale() || conversationId !== this.host.shownConversation()) {
       sent?.remove();
@@ -96,6 +103,31 @@ export class SendRetry {
     if (ask.kind === 'send') this.host.giveBack(ask.message);
     const unknown = stored === null ? ' (it may have been saved; Retry checks first)' : '';
     this.offer(`Not sent: ${errorText(error)}${unknown}`, ask, conversationId);
+  }
+
+  /**
+   * A quota refused the request before the model was asked; the server took back what it had
+   * stored (CONTRACT §13), so the screen goes back to how it was. Retry is not offered: it would
+   * be refused again until the quota's period ends, which the notice names instead.
+   */
+  #quotaRefused({ ask, error, conversationId, sent, replaced, stale }: FailedAsk): boolean {
+    const quota = quotaRefusalOf(error);
+    if (!quota) return false;
+    sent?.remove();
+    if (stale() || conversationId !== this.host.shownConversation()) return true;
+    for (const element of replaced) element.hidden = false;
+    if (ask.kind === 'send') this.host.giveBack(ask.message);
+    this.status.textContent = quotaSummary(quota);
+    const outcome =
+      ask.kind === 'send'
+        ? 'Your message was not sent; it is back in the message box.'
+        : ask.kind === 'edit'
+          ? 'Your edit was not sent.'
+          : 'No new answer was asked for.';
+    this.#notice?.remove();
+    this.#notice = quotaNotice(quota, outcome);
+    this.host.showNotice(this.#notice);
+    return true;
   }
 
   /** Retry checks again whether the question is stored: then it asks for an answer, else it resends. */

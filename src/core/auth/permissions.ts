@@ -80,6 +80,10 @@ export function permissionsOf(held: readonly Role[]): Permission[] {
   return permissions.filter((permission) => granted.has(permission));
 }
 
+export function holdsPermission(held: readonly Role[], permission: Permission): boolean {
+  return held.some((role) => rolePermissions[role].has(permission));
+}
+
 export interface User {
   id: string;
   roles: Role[];

@@ -54,6 +54,8 @@ export interface NewQuestion {
   defaultTitle: string;
   /** MAX_CONVERSATION_HISTORY: how many earlier messages come back. */
   historyLimit: number;
+  /** The question's message id, chosen by the caller so it can take this very message back. */
+  id?: string;
 }
 
 export interface RecordedQuestion {

@@ -196,7 +196,7 @@ export class PostgresChatStore implements ChatStore {
     const row = await this.one<{ conversation: ConversationRow; history: HistoryMessage[] }>(
       inNew ? 'chat.questionInNew' : 'chat.questionInExisting',
       inNew ? questionInNewSql : questionInExistingSql,
-      [question.conversationId ?? newId(), question.userId, new Date().toISOString(), question.defaultTitle, newId(), question.content, question.historyLimit],
+      [question.conversationId ?? newId(), question.userId, new Date().toISOString(), question.defaultTitle, question.id ?? newId(), question.content, question.historyLimit],
     );
     const conversation = conversationHeadOf(row?.conversation);
     if (!row || !conversation) return null;

@@ -144,7 +144,7 @@ export class SqliteChatStore implements ChatStore {
     this.db.pragma('foreign_keys = ON');
     this.statements = prepareStatements(this.db);
     this.writes = new SqliteWriteBatch(this.db);
-    this.wholeConversations = new SqliteWholeConversation(this.db, this.writes);
+    this.wholeConversations = new SqliteWholeConversation(this.db, path, this.writes);
     this.checkpointer = new SqliteCheckpointer(path, this.db);
   }
 
@@ -207,6 +207,7 @@ export class SqliteChatStore implements ChatStore {
   }
 
   async close(): Promise<void> {
+    await this.wholeConversations.close();
     await this.checkpointer.stop();
     this.db.close();
   }
@@ -229,7 +230,7 @@ export class SqliteChatStore implements ChatStore {
     }
     s.insertMessage.run({
       ...noAnswerColumns,
-      id: newId(),
+      id: question.id ?? newId(),
       conversationId: conversation.id,
       seq,
       role: 'user',

@@ -1,19 +1,21 @@
 import type Database from 'better-sqlite3';
 import { newId } from '../ids.js';
 import type { WholeConversation } from './chat-store.js';
+import { SqliteImportThread } from './sqlite-import-thread.js';
 import type { SqliteWriteBatch } from './sqlite-write-batch.js';
 
 // A conversation stored whole on SQLite (an import of up to MAX_IMPORT_MESSAGES messages, a /v1
-// transcript) without holding the event loop: the rows are written in steps of a few
-// milliseconds, each its own group commit (sqlite-write-batch.ts), so requests are served between
-// them and no transaction spans a turn. One transaction across the steps would hold SQLite's write
-// lock across turns, which every other writer (Prisma's connection waits inside the thread) would
-// pay for. Instead the conversation is written under an owner no reader asks for, and the last
-// step hands it to its owner in the same commit as its last messages: readers see it whole or
-// not at all. A process that dies part way leaves only an unowned conversation, removed in steps
-// by a later import once it is ABANDONED_AFTER_MS old. Each message costs ~50 µs with the search
-// index's triggers (ten times the row alone), and each commit flushes the index: a step is a few
-// milliseconds of writing plus its commit.
+// transcript) without holding the event loop. One that fits in ONE_COMMIT_ROWS messages (a /v1
+// transcript, most imports) is a single write of the group commit (sqlite-write-batch.ts): a few
+// milliseconds at most. A longer one is written by a thread of its own (sqlite-import-thread.ts)
+// in short steps, each its own commit: under a hostile mix on two cores the rows of an import,
+// with the search index's triggers (~50 µs a message), were the largest share of what held the
+// loop, even in 6 ms steps. No transaction spans the steps: it would hold SQLite's write lock
+// across them, which every other writer would wait for. Instead the conversation is written under
+// an owner no reader asks for, and the last step hands it to its owner in the same commit as its
+// last messages: readers see it whole or not at all. A process that dies part way leaves only an
+// unowned conversation, removed by a later import once it is ABANDONED_AFTER_MS old. Deletions
+// remove their messages on the same thread.
 
 /**
  * The owner of a conversation being written. Never a user's id: user ids are the built-in
@@ -21,13 +23,8 @@ import type { SqliteWriteBatch } from './sqlite-write-batch.js';
  */
 export const IMPORTING_OWNER = 'import under way: not a user '.padEnd(300, '-');
 
-/** How long one step may write before it lets the event loop serve others. */
-const STEP_BUDGET_MS = 6;
-/**
- * Rows written (or removed) between looks at the clock; a step does at least one run (~3 ms with
- * the search index), so a conversation this short (a /v1 transcript, most imports) is one commit.
- */
-const ROWS_PER_RUN = 64;
+/** Messages written in one write of the group commit (~3 ms with the search index) instead of by the thread. */
+const ONE_COMMIT_ROWS = 64;
 /** An unowned conversation this old belongs to an import that died with its process. */
 export const ABANDONED_AFTER_MS = 10 * 60_000;
 
@@ -46,14 +43,10 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", streaming, "createdAt")
        VALUES (?, ?, ?, ?, ?, ?, 0, ?)`,
     ),
-    publish: db.prepare<[string, string, string]>(`UPDATE "Conversation" SET "ownerId" = ? WHERE id = ? AND "ownerId" = ?`),
     // Found through the ("ownerId", "lastModified") index.
     abandoned: db.prepare<[string, string], { id: string; nextSeq: number }>(
       `SELECT id, "nextSeq" FROM "Conversation" WHERE "ownerId" = ? AND "lastModified" < ? LIMIT 1`,
     ),
-    // Through the ("conversationId", seq) index; each row also leaves the search index (its trigger).
-    removeMessages: db.prepare<[string, number, number]>(`DELETE FROM "Message" WHERE "conversationId" = ? AND seq >= ? AND seq < ?`),
-    removeHead: db.prepare<[string, string]>(`DELETE FROM "Conversation" WHERE id = ? AND "ownerId" = ?`),
     // A deletion first takes the conversation from its owner, dated so that a sweep takes what a
     // crash leaves of it at once, and from whoever has it as their current one.
     hide: db.prepare<[string, string, string, string], { nextSeq: number }>(
@@ -65,44 +58,40 @@ function prepareStatements(db: Database.Database) {
 
 export class SqliteWholeConversation {
   private readonly statements: ReturnType<typeof prepareStatements>;
+  private readonly thread: SqliteImportThread;
 
+  /** `path`: the database file of `db`, which the thread opens too. */
   constructor(
     db: Database.Database,
+    path: string,
     private readonly writes: SqliteWriteBatch,
   ) {
     this.statements = prepareStatements(db);
+    this.thread = new SqliteImportThread(path, IMPORTING_OWNER);
   }
 
   async insert(conversation: WholeConversation): Promise<void> {
     const now = new Date();
     await this.sweep(timestamp(new Date(now.getTime() - ABANDONED_AFTER_MS)));
     const at = timestamp(now);
-    const { messages } = conversation;
-    let written = 0;
-    let started = false;
-    try {
-      do {
-        const from = written;
-        written = await this.writes.run(() => {
-          if (from === 0) this.statements.head.run(conversation.id, IMPORTING_OWNER, conversation.title, conversation.metadata, conversation.messageCount, messages.length, at, at);
-          const end = this.writeMessages(conversation, from, at);
-          if (end === messages.length) this.statements.publish.run(conversation.ownerId, conversation.id, IMPORTING_OWNER);
-          return end;
-        });
-        started = true;
-      } while (written < messages.length);
-    } catch (error) {
-      // A failed step was undone alone (its savepoint); the steps before it are still unowned.
-      if (started) await this.remove(conversation.id, messages.length).catch(() => undefined);
-      throw error;
+    if (conversation.messages.length > ONE_COMMIT_ROWS) {
+      await this.thread.insert(conversation, at);
+      return;
     }
+    await this.writes.run(() => {
+      const { messages } = conversation;
+      this.statements.head.run(conversation.id, conversation.ownerId, conversation.title, conversation.metadata, conversation.messageCount, messages.length, at, at);
+      messages.forEach((message, seq) => {
+        this.statements.message.run(newId(), conversation.id, seq, message.role, message.content, message.toolCalls, at);
+      });
+    });
   }
 
   /**
    * Deletes a conversation of `ownerId` without holding the event loop: one commit takes it from
-   * its owner (no reader finds it from then on, and it is nobody's current conversation), then its
-   * messages go in steps, as an import writes them. A crash part way leaves an unowned
-   * conversation, which the next import's sweep removes. False when it was not the owner's.
+   * its owner (no reader finds it from then on, and it is nobody's current conversation), then the
+   * thread removes its messages in steps. A crash part way leaves an unowned conversation, which
+   * the next import's sweep removes. False when it was not the owner's.
    */
   async delete(ownerId: string, id: string): Promise<boolean> {
     const hidden = await this.writes.run(() => {
@@ -111,8 +100,13 @@ export class SqliteWholeConversation {
       return row;
     });
     if (!hidden) return false;
-    await this.remove(id, hidden.nextSeq);
+    await this.thread.remove(id, hidden.nextSeq);
     return true;
+  }
+
+  /** Stops the thread; call before the database closes. */
+  close(): Promise<void> {
+    return this.thread.stop();
   }
 
   /** Removes the unowned conversations of imports that died with their process. */
@@ -120,43 +114,7 @@ export class SqliteWholeConversation {
     for (;;) {
       const left = await this.writes.run(() => this.statements.abandoned.get(IMPORTING_OWNER, before));
       if (!left) return;
-      await this.remove(left.id, left.nextSeq);
+      await this.thread.remove(left.id, left.nextSeq);
     }
-  }
-
-  /** Removes an unowned conversation, its messages in steps as they were written. */
-  private async remove(id: string, seqs: number): Promise<void> {
-    let removed = 0;
-    while (removed < seqs) {
-      const from = removed;
-      removed = await this.writes.run(() => this.inSteps(from, seqs, (start, end) => this.statements.removeMessages.run(id, start, end)));
-    }
-    await this.writes.run(() => this.statements.removeHead.run(id, IMPORTING_OWNER));
-  }
-
-  /** Writes messages from `from` on until the step's time is used; returns where it stopped. */
-  private writeMessages(conversation: WholeConversation, from: number, at: string): number {
-    const { messages } = conversation;
-    return this.inSteps(from, messages.length, (start, end) => {
-      for (let seq = start; seq < end; seq++) {
-        const message = messages[seq];
-        if (message) this.statements.message.run(newId(), conversation.id, seq, message.role, message.content, message.toolCalls, at);
-      }
-    });
-  }
-
-  /**
-   * Calls `work` on rows [start, end) in runs of ROWS_PER_RUN from `from` on, until STEP_BUDGET_MS
-   * has passed (at least one run) or `until` is reached; returns where it stopped.
-   */
-  private inSteps(from: number, until: number, work: (start: number, end: number) => void): number {
-    const deadline = performance.now() + STEP_BUDGET_MS;
-    let next = from;
-    do {
-      const end = Math.min(next + ROWS_PER_RUN, until);
-      work(next, end);
-      next = end;
-    } while (next < until && performance.now() < deadline);
-    return next;
   }
 }

@@ -29,6 +29,11 @@ export class AnswerWriter {
     private readonly answerId: string = newId(),
   ) {}
 
+  /** The answer's message id (what crash recovery reads an interrupted answer's length by). */
+  get id(): string {
+    return this.answerId;
+  }
+
   update(snapshot: AnswerSnapshot): void {
     this.latest = snapshot;
     if (this.timer) return;

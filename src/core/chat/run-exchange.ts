@@ -4,6 +4,7 @@ import { AppError } from '../errors/app-error.js';
 import { callModel } from '../providers/call-model.js';
 import type { CallOptions, TokenLogprob } from '../providers/call-options.js';
 import type { ChatMessage, RawToolCall, StepFinish, StepUsage, ToolCallRecord, ToolResultRecord, ToolSpec } from '../providers/chat-protocol.js';
+import type { User } from '../auth/permissions.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import { AnswerWriter } from './answer-writer.js';
 import type { FinishReason, TokenUsage } from './chat-events.js';
@@ -17,6 +18,8 @@ import type { StoredToolCall } from './history-window.js';
 /** Everything a generation needs, prepared (and validated) before the provider is called. */
 export interface PreparedExchange {
   userId: string;
+  /** Whose quotas each provider call is checked against and charged to (CONTRACT §13). */
+  user: User;
   /** As it was after the question was stored. */
   conversation: ConversationHead;
   target: ChatTarget;
@@ -34,6 +37,11 @@ export interface PreparedExchange {
   wholeLines: boolean;
   /** The answer's id when it was chosen before (a regenerated answer, CONTRACT §12). */
   answerId?: string;
+  /**
+   * Takes back what preparing stored (the question, or a replacement) when the first provider
+   * call is refused before it is made (a quota): the model was never asked, so nothing stays.
+   */
+  takeBack?: () => Promise<void>;
 }
 
 /** Settled once: resolved when the provider first answers 2xx, rejected when the exchange fails before. */
@@ -77,6 +85,9 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let finishReason: FinishReason = 'stop';
   let failure: AppError | null = null;
+  // Whether any provider call was made; the meter refusing the first one (a quota, or the quota
+  // store unreachable) means the model was never asked. A holder, for the same reason as `timing`.
+  const progress = { called: false };
   const writer = new AnswerWriter(deps.store.chat, exchange.conversation.id, { provider: target.provider, model: target.model }, deps.logger, exchange.answerId);
   const snapshot = () => ({ content: text, toolCalls: calls });
   const grow = () => {
@@ -105,26 +116,38 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   try {
     for (let step = 1; ; step++) {
       const stepTextStart = text.length;
-      const result = await callModel(
-        {
-          model: target.model,
-          system: exchange.system,
-          messages,
-          tools: toolSpecs,
-          temperature: exchange.options.temperature,
-          maxTokens: exchange.options.maxTokens,
-          options: exchange.options.call,
-        },
-        {
-          provider: target.provider,
-          baseUrl: deps.config.providers[target.provider].baseUrl,
-          apiKey: target.apiKey,
-          signal: job.signal,
-          timeoutMs: deps.config.PROVIDER_TIMEOUT_MS,
-          onResponse,
-          onText,
-        },
-      );
+      const call = { model: target.model, system: exchange.system, messages, tools: toolSpecs };
+      // CONTRACT §13: each provider call is checked against the caller's quotas and reserved
+      // first (a refusal throws: no call is made), then settled to what it used.
+      const metered = await deps.usage.begin({
+        user: exchange.user,
+        provider: target.provider,
+        model: target.model,
+        call,
+        maxTokens: exchange.options.maxTokens,
+        conversationId: exchange.conversation.id,
+        answerId: writer.id,
+      });
+      progress.called = true;
+      let result: Awaited<ReturnType<typeof callModel>>;
+      try {
+        result = await callModel(
+          { ...call, temperature: exchange.options.temperature, maxTokens: metered.maxTokens, options: exchange.options.call },
+          {
+            provider: target.provider,
+            baseUrl: deps.config.providers[target.provider].baseUrl,
+            apiKey: target.apiKey,
+            signal: job.signal,
+            timeoutMs: deps.config.PROVIDER_TIMEOUT_MS,
+            onResponse,
+            onText,
+          },
+        );
+      } catch (error) {
+        metered.end({ usage: null, text: text.slice(stepTextStart), outcome: job.signal.aborted ? 'aborted' : 'failed' });
+        throw error;
+      }
+      metered.end({ usage: result.usage, text: text.slice(stepTextStart), outcome: job.signal.aborted ? 'aborted' : 'completed' });
       addUsage(usage, result.usage);
       if (result.toolCalls.length === 0) {
         finishReason = finishReasonOf(result.finish);
@@ -167,7 +190,9 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   }
 
   if (!gate.settled) {
-    // Nothing went out yet: the caller answers with an ordinary error reply.
+    // Nothing went out yet: the caller answers with an ordinary error reply. When the very first
+    // call was refused before it was made, the model was never asked: the turn is taken back.
+    if (failure !== null && !progress.called) await takeBack(deps, exchange);
     gate.reject(
       failure ??
         (finishReason === 'aborted'
@@ -195,6 +220,12 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
       durationMs: Math.round(performance.now() - started),
       timeToFirstTokenMs: timing.firstTokenAt === null ? null : Math.round(timing.firstTokenAt - started),
     },
+  });
+}
+
+async function takeBack(deps: ChatDeps, exchange: PreparedExchange): Promise<void> {
+  await exchange.takeBack?.().catch((error: unknown) => {
+    deps.logger.warn({ err: error }, 'taking back a turn whose first provider call was refused failed');
   });
 }
 

@@ -3,6 +3,7 @@ import type { ChatSetup, ConversationHead, RecordedQuestion } from '../chat-stor
 import { forgetReplacement, replaceTurn } from '../chat-store/replace-turn.js';
 import { defaultTitle } from '../conversations/conversation-views.js';
 import { AppError } from '../errors/app-error.js';
+import { newId } from '../ids.js';
 import type { CallOptions } from '../providers/call-options.js';
 import type { ChatMessage } from '../providers/chat-protocol.js';
 import type { StreamJob } from '../streams/stream-job.js';
@@ -72,6 +73,8 @@ export async function startChat(deps: ChatDeps, request: ChatRequest): Promise<S
       const messages: ChatMessage[] = [...toChatMessages(recorded.history, tools.length > 0), { role: 'user', content: recorded.question }];
       return {
         userId,
+        user: request.actor.user,
+        takeBack: recorded.takeBack,
         conversation: recorded.conversation,
         target: request.target,
         system: buildSystemPrompt(sections, workspace, tools.map((tool) => tool.spec)),
@@ -104,7 +107,7 @@ async function storeTurn(
   deps: ChatDeps,
   request: ChatRequest,
   conversation: ConversationHead | null,
-): Promise<RecordedQuestion & { question: string; answerId?: string }> {
+): Promise<RecordedQuestion & { question: string; answerId?: string; takeBack: () => Promise<void> }> {
   const userId = request.actor.user.id;
   const { replace } = request;
   if (replace !== undefined) {
@@ -115,11 +118,14 @@ async function storeTurn(
       replacement: replace.kind === 'regenerate' ? replace : { ...replace, content: request.message },
       historyLimit: deps.config.MAX_CONVERSATION_HISTORY,
     });
-    deps.attempt?.stored(() => forgetReplacement(deps.store, conversation.id, turn));
-    return turn;
+    const takeBack = () => forgetReplacement(deps.store, conversation.id, turn);
+    deps.attempt?.stored(takeBack);
+    return { ...turn, takeBack };
   }
   const untitled = conversation === null || conversation.title === '';
+  const questionId = newId();
   const recorded = await deps.store.chat.recordQuestion({
+    id: questionId,
     userId,
     conversationId: conversation?.id ?? null,
     content: request.message,
@@ -128,8 +134,8 @@ async function storeTurn(
   });
   // Deleted between the read and the write.
   if (!recorded) throw AppError.notFound('Conversation');
-  deps.attempt?.stored(() =>
-    forgetQuestion(deps.store, { userId, conversationId: recorded.conversation.id, madeConversation: conversation === null, tookTitle: untitled }),
-  );
-  return { ...recorded, question: request.message };
+  const takeBack = () =>
+    forgetQuestion(deps.store, { userId, conversationId: recorded.conversation.id, questionId, madeConversation: conversation === null, tookTitle: untitled });
+  deps.attempt?.stored(takeBack);
+  return { ...recorded, question: request.message, takeBack };
 }

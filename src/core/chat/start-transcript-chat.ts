@@ -42,9 +42,12 @@ export async function startTranscriptChat(deps: ChatDeps, request: TranscriptCha
   const job = await launchExchange(deps, { userId, provider: request.target.provider }, async () => {
     const conversation = await recordTranscript(deps.store, userId, request.transcript.rows);
     conversationId = conversation.id;
-    deps.attempt?.stored(() => deleteConversation(deps.store, userId, conversation.id));
+    const takeBack = () => deleteConversation(deps.store, userId, conversation.id);
+    deps.attempt?.stored(takeBack);
     return {
       userId,
+      user: request.actor.user,
+      takeBack,
       conversation,
       target: request.target,
       system: request.transcript.system,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseModelPrices } from '../usage/model-prices.js';
 import { parseRegistryAllowList } from '../models/ollama-registry.js';
 import { parseEgressAllowList } from '../sandbox/egress-policy.js';
 
@@ -194,6 +195,25 @@ export const envSchema = z
     }),
     PROVIDER_TIMEOUT_MS: int(60_000, 1),
     MAX_TOOL_STEPS: int(8, 1, 100),
+    // CONTRACT §13: USD per million tokens per provider/model (core/usage/model-prices.ts).
+    MODEL_PRICES: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        try {
+          return parseModelPrices(text);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+    // The output a provider call may produce when the caller sets no max_tokens and a token or
+    // cost quota holds the caller: reserved in full, then sent as the call's max_tokens.
+    QUOTA_OUTPUT_TOKENS: int(4096, 1, 1_000_000),
+    // How long a reservation lives without being renewed: a dead instance's lapse after this.
+    QUOTA_LEASE_MS: int(120_000, 1_000, 3_600_000),
+    // How often each instance reads the stored policy document again (besides the cluster bus).
+    POLICY_REFRESH_MS: int(2_000, 100, 600_000),
     STREAM_RETENTION_MS: int(600_000, 0),
     // What finished streams kept for replay may hold in memory together; past it the oldest go early.
     STREAM_REPLAY_MAX_BYTES: bytes(64 * 1024 * 1024),

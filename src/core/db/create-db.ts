@@ -9,6 +9,8 @@ import { PostgresConversationReads } from '../chat-store/postgres-conversation-r
 import { SqliteChatStore } from '../chat-store/sqlite-chat-store.js';
 import { SqliteConversationReads } from '../chat-store/sqlite-conversation-reads.js';
 import { createPostgresPool } from './postgres-pool.js';
+import { postgresUsageSql, sqliteUsageSql } from '../usage/usage-sql-drivers.js';
+import type { UsageSql } from '../usage/usage-sql.js';
 import type { DatabaseKind } from '../config/load-config.js';
 
 /**
@@ -24,6 +26,8 @@ export interface Database {
   chat: ChatStore;
   /** The conversation list and messages on the drivers (chat-store/conversation-reads.ts). */
   reads: ConversationReads;
+  /** The usage ledger's and quota book's statements (core/usage/usage-sql.ts). */
+  usageSql: UsageSql;
   kind: DatabaseKind;
   close(): Promise<void>;
 }
@@ -55,14 +59,17 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
     await db.$executeRawUnsafe('PRAGMA foreign_keys = ON');
     const chat = new SqliteChatStore(path, instanceId);
     const reads = new SqliteConversationReads(path);
+    const usageSql = sqliteUsageSql(path);
     return {
       db,
       chat,
       reads,
+      usageSql,
       kind: 'sqlite',
       close: async () => {
         await chat.close();
         await reads.close();
+        await usageSql.close();
         await db.$disconnect();
       },
     };
@@ -83,6 +90,7 @@ export async function createDatabase(url: string, instanceId: string): Promise<D
     db,
     chat: new PostgresChatStore(pool, instanceId),
     reads: new PostgresConversationReads(pool),
+    usageSql: postgresUsageSql(pool),
     kind: 'postgresql',
     close: async () => {
       await client.$disconnect();

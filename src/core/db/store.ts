@@ -3,6 +3,7 @@ import type { ChatStore } from '../chat-store/chat-store.js';
 import type { ConversationReads } from '../chat-store/conversation-reads.js';
 import type { DatabaseKind } from '../config/load-config.js';
 import type { Db } from './create-db.js';
+import type { UsageSql } from '../usage/usage-sql.js';
 
 /** What the domain functions need of storage. */
 export interface Store {
@@ -11,6 +12,8 @@ export interface Store {
   chat: ChatStore;
   /** The conversation list and messages, on the drivers too (chat-store/conversation-reads.ts). */
   reads: ConversationReads;
+  /** The usage ledger and quota book on the drivers (core/usage/usage-sql.ts). */
+  usageSql: UsageSql;
   kind: DatabaseKind;
 }
 

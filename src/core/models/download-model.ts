@@ -1,5 +1,6 @@
 import type { ProviderName } from '../config/env-schema.js';
 import { AppError } from '../errors/app-error.js';
+import type { ModelAccess } from '../usage/model-access.js';
 import { classifyUpstreamFailure, upstreamError } from '../providers/upstream-error.js';
 import { auditModel, type ModelAuditActor } from './model-audit.js';
 import type { ActiveDownload } from './model-downloads.js';
@@ -7,6 +8,7 @@ import { hostedProviderOffering, resolveModelReference } from './model-lookup.js
 import { canonicalOllamaName, isValidOllamaName } from './model-name.js';
 import type { ModelServices } from './model-services.js';
 import { checkOllamaRegistry } from './ollama-registry.js';
+import { requireModelAccess } from './require-model-access.js';
 import { listInstalledOllamaModels } from './list-models.js';
 import { ollamaStreamingClient } from './ollama-client.js';
 
@@ -22,17 +24,22 @@ function hostedModelRefusal(provider: ProviderName, name: string): AppError {
 /**
  * `POST /api/model/download`: an Ollama model already installed is `available`; otherwise its
  * pull starts in the background (one per model at a time) and the answer is `downloading` at
- * once. Hosted models need no download: 400 (CONTRACT §7).
+ * once. Hosted models need no download: 400 (CONTRACT §7). A model outside the caller's
+ * model access (§13) → 403 naming it, installed or not: a download is a choice of the model.
  */
 export async function downloadModel(
   services: ModelServices,
   actor: ModelAuditActor,
   request: DownloadRequest,
+  access: ModelAccess,
 ): Promise<'available' | 'downloading'> {
   const { provider, name } = resolveModelReference(request.modelName, request.provider);
   if (provider !== undefined && provider !== 'ollama') throw hostedModelRefusal(provider, name);
   if (!isValidOllamaName(name)) throw AppError.invalid(`modelName ${name} is not a valid Ollama model name`, { modelName: name });
   checkOllamaRegistry(name, services.config.OLLAMA_ALLOWED_REGISTRIES);
+  const chosen = { provider: 'ollama' as const, model: name };
+  // Named as Ollama's: refused before Ollama is asked anything.
+  if (provider === 'ollama') await requireModelAccess(services.store, actor, access, chosen);
 
   // A bare name may be a hosted model's: it is refused when a hosted provider offers it and
   // Ollama has no model of that name.
@@ -45,6 +52,8 @@ export async function downloadModel(
   ]);
   const isInstalled = installed.ok && installed.names.some((installedName) => canonicalOllamaName(installedName) === canonicalOllamaName(name));
   if (!isInstalled && hosted !== undefined) throw hostedModelRefusal(hosted, name);
+  // A bare name is Ollama's only now that no hosted provider claims it.
+  if (provider === undefined) await requireModelAccess(services.store, actor, access, chosen);
   if (!installed.ok) throw upstreamError(installed.error, 'ollama', { operation: 'listing models' });
   if (isInstalled) return 'available';
   if (services.modelDownloads.isDownloading(name)) return 'downloading';

@@ -1,5 +1,6 @@
 import type { ProviderName } from '../config/env-schema.js';
 import { AppError } from '../errors/app-error.js';
+import type { ModelAccess } from '../usage/model-access.js';
 import { getActiveModel, getDefaultModel, setActiveModel, setDefaultModel, type ActiveModel } from './active-model.js';
 import { listModels } from './list-models.js';
 import { auditModel, type ModelAuditActor } from './model-audit.js';
@@ -14,11 +15,16 @@ export interface SwitchRequest {
 }
 
 /**
- * The provider of a bare model name: the one provider among the listed models that has it.
- * None or several → 400 naming the candidates, so the caller can say which.
+ * The provider of a bare model name: the one provider among the listed models that has it,
+ * looking first at those the caller may use (CONTRACT §13), so `llama3.2` listed by Ollama and
+ * by a forbidden hosted provider is the caller's Ollama model rather than ambiguous. Only
+ * forbidden providers list it: the one that does, which the caller's access check then refuses
+ * naming it. None or several → 400 naming the candidates, so the caller can say which.
  */
-async function inferProvider(services: ModelServices, name: string): Promise<ProviderName> {
-  const matches = (await listModels(services)).filter((entry) => sameModelName(entry.provider, entry.name, name));
+async function inferProvider(services: ModelServices, name: string, access: ModelAccess): Promise<ProviderName> {
+  const listed = (await listModels(services)).filter((entry) => sameModelName(entry.provider, entry.name, name));
+  const permitted = listed.filter((entry) => access.allows(entry.provider, entry.name));
+  const matches = permitted.length > 0 ? permitted : listed;
   const providers = [...new Set(matches.map((entry) => entry.provider))];
   const [only] = providers;
   if (only !== undefined && providers.length === 1) return only;
@@ -33,13 +39,13 @@ async function inferProvider(services: ModelServices, name: string): Promise<Pro
 
 /**
  * The model a switch names (CONTRACT §7). With a provider (field or `<provider>/` prefix) the name
- * is taken as given; without, the provider is inferred. The caller checks the provider's
- * permission before storing it.
+ * is taken as given; without, the provider is inferred, preferring models within `access`. The
+ * caller checks the provider's permission and the model access (§13) before storing it.
  */
-export async function resolveModelChoice(services: ModelServices, request: SwitchRequest): Promise<ActiveModel> {
+export async function resolveModelChoice(services: ModelServices, request: SwitchRequest, access: ModelAccess): Promise<ActiveModel> {
   const reference = resolveModelReference(request.modelName, request.provider);
   if (reference.name.trim() === '') throw AppError.invalid('modelName names no model', { modelName: request.modelName });
-  const provider = reference.provider ?? (await inferProvider(services, reference.name));
+  const provider = reference.provider ?? (await inferProvider(services, reference.name, access));
   if (provider === 'ollama') checkOllamaRegistry(reference.name, services.config.OLLAMA_ALLOWED_REGISTRIES);
   return { name: reference.name, provider };
 }

@@ -39,6 +39,13 @@ function paramOf(details: Record<string, unknown>): string | null {
  * the contract's cases apart. The message is the contract's, which never holds a key or a stack.
  */
 export function openAIErrorObject(error: Pick<AppError, 'code' | 'message' | 'details'>): OpenAIErrorObject {
+  // A spent quota (CONTRACT §13) is OpenAI's own `insufficient_quota`, which its SDKs do not retry.
+  if (isQuotaRefusal(error)) return { error: { message: error.message, type: 'insufficient_quota', param: null, code: 'insufficient_quota' } };
   const code = error.code === 'PAYLOAD_TOO_LARGE' ? 'INVALID_REQUEST' : error.code;
   return { error: { message: error.message, type: errorTypes[error.code], param: paramOf(error.details), code: code.toLowerCase() } };
+}
+
+/** A 429 for a spent quota (CONTRACT §13), told apart from the request-rate limits by `details.quota`. */
+export function isQuotaRefusal(error: Pick<AppError, 'code' | 'details'>): boolean {
+  return error.code === 'RATE_LIMIT_EXCEEDED' && error.details.quota !== undefined;
 }

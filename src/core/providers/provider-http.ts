@@ -83,10 +83,20 @@ function post(target: string, headers: Record<string, string>, body: JsonPieces)
     headers: { ...headers, 'content-length': String(body.bytes) },
   });
   // Sent once the connection is there; the response and errors are listened for in this same tick.
+  // A body of ordinary size goes as one string, so node:http sends it with the headers in one
+  // write (each piece written on its own was a buffer of its own in one writev, about 15 per
+  // chat request); only a large one (a long history window) keeps its pieces, not copied again.
+  if (body.bytes <= ONE_WRITE_MAX_BYTES) {
+    req.end(body.pieces.join(''));
+    return req;
+  }
   for (const piece of body.pieces) req.write(piece);
   req.end();
   return req;
 }
+
+/** Up to this size a request body is joined into one string before it is written. */
+const ONE_WRITE_MAX_BYTES = 64 * 1024;
 
 function followResponse(req: ClientRequest, signal: AbortSignal, timeoutMs: number, sink: ResponseSink): Promise<void> {
   return new Promise<void>((resolve, reject) => {

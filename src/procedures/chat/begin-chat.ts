@@ -5,6 +5,7 @@ import { storedOrderId } from '../../core/chat/prompt-order-choice.js';
 import { startChat } from '../../core/chat/start-chat.js';
 import { AppError } from '../../core/errors/app-error.js';
 import { activeModelOrSeed } from '../../core/models/active-model.js';
+import { requireModelAccess } from '../../core/models/require-model-access.js';
 import type { StreamJob } from '../../core/streams/stream-job.js';
 import type { Context } from '../context.js';
 import { requirePermissionFor } from '../guards.js';
@@ -13,7 +14,9 @@ import type { ChatInput } from '../schemas/chat.js';
 /**
  * What every chat procedure does before its transport takes over: the input-dependent guards
  * (CONTRACT §5: `providers:<provider>`, and terminal:execute for `mode:"agent"`, both before any
- * byte), the model and key rules, then the engine's job.
+ * byte), the model and key rules, then the engine's job. Whatever named the model (the request,
+ * the user's active model, the service default), the caller's roles must be allowed it (§13):
+ * checked here, before anything is stored or sent, for every chat path and transport.
  */
 export async function beginChat(
   ctx: Context & { user: User },
@@ -29,6 +32,7 @@ export async function beginChat(
   });
   const chosen = chooseChatModel(ctx.config, route, input.model, activeModelOrSeed(setup.activeModel, ctx.config));
   await requirePermissionFor(ctx, `providers:${chosen.provider}`);
+  await requireModelAccess(ctx.store, { userId: ctx.user.id, ip: ctx.ip }, ctx.policies.accessFor(ctx.user), chosen);
   const message = input.message ?? '';
   if (message.length > ctx.config.MAX_MESSAGE_LENGTH) {
     throw AppError.invalid('Invalid request', {

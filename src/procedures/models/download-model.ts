@@ -8,5 +8,5 @@ export const downloadModelProcedure = requirePermission('models:download', { rat
   .output(downloadModelOutput)
   .mutation(async ({ ctx, input }) => ({
     success: true,
-    status: await downloadModel(ctx, { userId: ctx.user.id, ip: ctx.ip }, input),
+    status: await downloadModel(ctx, { userId: ctx.user.id, ip: ctx.ip }, input, ctx.policies.accessFor(ctx.user)),
   }));

@@ -1,4 +1,5 @@
 import { listHostedModels } from '../../core/models/list-models.js';
+import { permittedModels } from '../../core/models/permitted-models.js';
 import { requirePermission } from '../guards.js';
 import { apiKeyQuery, modelListOutput } from './model.schemas.js';
 import { listAnthropicModelsMeta } from './list-anthropic-models.types.js';
@@ -9,4 +10,4 @@ export const listAnthropicModelsProcedure = requirePermission('models:list')
   .meta(listAnthropicModelsMeta)
   .input(apiKeyQuery)
   .output(modelListOutput)
-  .query(async ({ ctx, input }) => ({ models: await listHostedModels(ctx, 'anthropic', input.apiKey) }));
+  .query(async ({ ctx, input }) => ({ models: permittedModels(await listHostedModels(ctx, 'anthropic', input.apiKey), ctx.policies.accessFor(ctx.user)) }));

@@ -1,4 +1,5 @@
 import { listOllamaModels } from '../../core/models/list-models.js';
+import { permittedModels } from '../../core/models/permitted-models.js';
 import { requirePermission } from '../guards.js';
 import { noInput } from '../schemas/common.js';
 import { modelListOutput } from './model.schemas.js';
@@ -9,4 +10,4 @@ export const listOllamaModelsProcedure = requirePermission('models:list')
   .meta(listOllamaModelsMeta)
   .input(noInput)
   .output(modelListOutput)
-  .query(async ({ ctx }) => ({ models: await listOllamaModels(ctx) }));
+  .query(async ({ ctx }) => ({ models: permittedModels(await listOllamaModels(ctx), ctx.policies.accessFor(ctx.user)) }));

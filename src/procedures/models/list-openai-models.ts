@@ -1,4 +1,5 @@
 import { listHostedModels } from '../../core/models/list-models.js';
+import { permittedModels } from '../../core/models/permitted-models.js';
 import { requirePermission } from '../guards.js';
 import { apiKeyQuery, modelListOutput } from './model.schemas.js';
 import { listOpenAiModelsMeta } from './list-openai-models.types.js';
@@ -9,4 +10,4 @@ export const listOpenAiModelsProcedure = requirePermission('models:list')
   .meta(listOpenAiModelsMeta)
   .input(apiKeyQuery)
   .output(modelListOutput)
-  .query(async ({ ctx, input }) => ({ models: await listHostedModels(ctx, 'openai', input.apiKey) }));
+  .query(async ({ ctx, input }) => ({ models: permittedModels(await listHostedModels(ctx, 'openai', input.apiKey), ctx.policies.accessFor(ctx.user)) }));

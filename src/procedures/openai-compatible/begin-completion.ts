@@ -6,6 +6,7 @@ import { providerNames, type ProviderName } from '../../core/config/env-schema.j
 import type { Config } from '../../core/config/load-config.js';
 import { AppError } from '../../core/errors/app-error.js';
 import { getActiveModel } from '../../core/models/active-model.js';
+import { requireModelAccess } from '../../core/models/require-model-access.js';
 import { completionIdentity, type CompletionIdentity } from '../../core/openai-compatible/completion-object.js';
 import { callerToolSpecs, readTranscript } from '../../core/openai-compatible/openai-messages.js';
 import type { StreamJob } from '../../core/streams/stream-job.js';
@@ -53,8 +54,9 @@ function completionTarget(config: Config, chosen: { provider: ProviderName; mode
 /**
  * Everything a completion does before its transport takes over, as beginChat does for the other
  * chat paths: the provider's guard (providers:<provider>, before any byte), the model and key
- * rules, the parameters held against the provider (CONTRACT §12), the request's conversation
- * read and checked, then the engine's job.
+ * rules, the model access of the caller's roles (CONTRACT §13, whatever named the model), the
+ * parameters held against the provider (§12), the request's conversation read and checked, then
+ * the engine's job.
  */
 export async function beginCompletion(
   ctx: Context & { user: User },
@@ -63,6 +65,7 @@ export async function beginCompletion(
   checkProvider(input.model);
   const chosen = chooseChatModel(ctx.config, { kind: 'plain' }, input.model, await getActiveModel(ctx.store, ctx.config, ctx.user.id));
   await requirePermissionFor(ctx, `providers:${chosen.provider}`);
+  await requireModelAccess(ctx.store, { userId: ctx.user.id, ip: ctx.ip }, ctx.policies.accessFor(ctx.user), chosen);
   const callerTools = callerToolSpecs(input.tools);
   const call = callOptionsFrom(input);
   checkCallOptions(

@@ -1,0 +1,79 @@
+import { newId } from '../ids.js';
+import { quotaWindows, type QuotaWindow } from './policy-document.js';
+import type { CallUsage } from './quota-book.js';
+import type { WindowUse } from './quota-decision.js';
+import { periodStart } from './quota-periods.js';
+import type { Query, Row } from './usage-sql.js';
+
+// A leased call's entry has its lease's id: whoever settles the lease second (a settle whose
+// Redis step failed, then the sweep; or a sweep that took a stalled instance's lease, then its
+// settle) finds the entry there and records nothing.
+const insertEntry = `INSERT INTO "UsageEntry" (id, "userId", provider, model, "inputTokens", "outputTokens", estimated, "costMicros", outcome, "conversationId", "createdAt")
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`;
+const readEntry = `SELECT "inputTokens" + "outputTokens" AS tokens, COALESCE("costMicros", 0) AS cost FROM "UsageEntry" WHERE id = ?`;
+
+const addTotal = `INSERT INTO "UsageTotal" ("userId", "window", "periodStart", tokens, "costMicros", requests) VALUES (?, ?, ?, ?, ?, 1)
+  ON CONFLICT ("userId", "window", "periodStart") DO UPDATE SET tokens = "UsageTotal".tokens + excluded.tokens,
+  "costMicros" = "UsageTotal"."costMicros" + excluded."costMicros", requests = "UsageTotal".requests + 1`;
+
+const readTotals = `SELECT "window", tokens, "costMicros", requests FROM "UsageTotal" WHERE "userId" = ? AND (
+  ("window" = 'minute' AND "periodStart" = ?) OR ("window" = 'day' AND "periodStart" = ?) OR ("window" = 'month' AND "periodStart" = ?))`;
+
+/** The period of each window holding `at`, in quotaWindows' order. */
+export function periodsOf(at: number): Record<QuotaWindow, number> {
+  return { minute: periodStart('minute', at), day: periodStart('day', at), month: periodStart('month', at) };
+}
+
+/**
+ * Records one call: its ledger row and its share of the user's per-period totals, in the
+ * transaction the caller holds (so a lease released in it and the usage it becomes are one step).
+ * `entryId` is the call's lease id when it had one: a lease is recorded once however often it is
+ * settled. Returns false (and records nothing) when that entry was recorded before.
+ */
+export async function recordCall(query: Query, usage: CallUsage, entryId: string = newId()): Promise<boolean> {
+  const tokens = usage.inputTokens + usage.outputTokens;
+  const inserted = await query(insertEntry, [
+    entryId,
+    usage.userId,
+    usage.provider,
+    usage.model,
+    usage.inputTokens,
+    usage.outputTokens,
+    usage.estimated,
+    usage.costMicros,
+    usage.outcome,
+    usage.conversationId,
+    new Date(usage.startedAt),
+  ]);
+  if (inserted.length === 0) return false;
+  const periods = periodsOf(usage.startedAt);
+  for (const window of quotaWindows) await query(addTotal, [usage.userId, window, periods[window], tokens, usage.costMicros ?? 0]);
+  return true;
+}
+
+/** What an entry already recorded counts: its tokens and cost (micro-dollars, 0 without a price). */
+export async function recordedUse(query: Query, entryId: string): Promise<{ tokens: number; costMicros: number }> {
+  const [row] = await query(readEntry, [entryId]);
+  return { tokens: numberOf(row?.tokens), costMicros: numberOf(row?.cost) };
+}
+
+/** Minute totals matter for a minute and day totals for a day; both are kept a while for reports of limits, then dropped. */
+const KEEP_MINUTE_TOTALS_MS = 2 * 86_400_000;
+const KEEP_DAY_TOTALS_MS = 400 * 86_400_000;
+
+/** Drops per-period totals no quota can read again (month totals are few and stay). */
+export async function purgeOldTotals(query: Query, now: number): Promise<void> {
+  await query(`DELETE FROM "UsageTotal" WHERE "window" = 'minute' AND "periodStart" < ?`, [now - KEEP_MINUTE_TOTALS_MS]);
+  await query(`DELETE FROM "UsageTotal" WHERE "window" = 'day' AND "periodStart" < ?`, [now - KEEP_DAY_TOTALS_MS]);
+}
+
+export function numberOf(value: unknown): number {
+  return typeof value === 'bigint' ? Number(value) : Number(value ?? 0);
+}
+
+/** The user's settled totals in the periods holding `at`. */
+export async function readWindowTotals(query: Query, userId: string, at: number): Promise<Map<QuotaWindow, WindowUse>> {
+  const periods = periodsOf(at);
+  const rows = await query(readTotals, [userId, periods.minute, periods.day, periods.month]);
+  return new Map(rows.map((row: Row) => [row.window as QuotaWindow, { tokens: numberOf(row.tokens), costMicros: numberOf(row.costMicros), requests: numberOf(row.requests) }]));
+}

@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
+import { requestAs, startAuthService } from '../helpers/auth-service.js';
+import { describeOnDatabases } from '../helpers/databases.js';
+import { startIdentityProvider, type TestIdentityProvider } from '../helpers/identity-provider.js';
+import { freshRedisPrefix, redisAvailable, redisUrl } from '../helpers/redis.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { expectEnvelope, startTestService, type TestResponse, type TestService } from '../helpers/test-service.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+// CONTRACT §13 attacked from outside by an authenticated but hostile user (and a provider whose
+// answers cannot be trusted): each test is a way around a quota, the ledger or model access that
+// once worked or could, and what the service must do instead.
+
+type Person = 'user' | 'admin' | 'lead' | 'dude';
+
+/** A request quota of the day refused this: retrying before the next UTC midnight is pointless. */
+function expectDayRefusal(reply: TestResponse) {
+  const error = expectClean(reply, 429, 'RATE_LIMIT_EXCEEDED');
+  const now = new Date();
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  expect(error.details.quota).toMatchObject({ window: 'day', metric: 'requests', resetAt: new Date(midnight).toISOString() });
+  expect(Math.abs(Number(reply.headers.get('retry-after')) - (midnight - now.getTime()) / 1000)).toBeLessThan(5);
+}
+
+/** No stack, no internals: what every refusal below must look like. */
+function expectClean(reply: TestResponse, status: number, code: string) {
+  const error = expectEnvelope(reply, status, code);
+  expect(reply.text).not.toMatch(/\bat .+\.(ts|js):\d+/);
+  expect(reply.text).not.toContain('stack');
+  return error;
+}
+
+describeOnDatabases('usage and quota attacks', (kind) => {
+  let idp: TestIdentityProvider;
+  let ollama: FakeOllama;
+  let svc: TestService;
+  const tokens = new Map<Person, string>();
+  const as = (person: Person, method: string, path: string, json?: unknown) => requestAs(svc, tokens.get(person) ?? '', method, path, json === undefined ? {} : { json });
+  const putPolicy = async (policy: unknown) => {
+    const stored = await as('dude', 'PUT', '/api/policies', { quotas: [], modelAccess: [], ...(policy as object) });
+    expect(stored.status, stored.text).toBe(200);
+  };
+  const ledger = () => svc.service.deps.store.db.usageEntry.findMany({ orderBy: { createdAt: 'asc' } });
+
+  beforeAll(async () => {
+    idp = await startIdentityProvider();
+    ollama = await startFakeOllama();
+    svc = await startAuthService(kind, idp, {
+      ENABLE_SCHEDULING: 'false',
+      AI_MODEL_PROVIDER: 'ollama',
+      AI_MODEL_NAME: 'llama3.2',
+      OLLAMA_BASE_URL: ollama.url,
+      MAX_TOOL_STEPS: '5',
+    });
+    const people: [Person, string[]][] = [
+      ['user', ['User']],
+      ['admin', ['Admin']],
+      ['lead', ['Lead']],
+      ['dude', ['TheDude']],
+    ];
+    for (const [person, roles] of people) {
+      idp.define(person, { sub: `attack-${person}`, roles });
+      tokens.set(person, await idp.tokenFor(person));
+    }
+  });
+  afterAll(async () => {
+    await svc[Symbol.asyncDispose]();
+    await Promise.all([ollama.close(), idp[Symbol.asyncDispose]()]);
+  });
+  beforeEach(async () => {
+    ollama.reset();
+    await putPolicy({});
+    await svc.service.deps.usage.settled();
+    await svc.service.deps.store.db.usageEntry.deleteMany();
+    await svc.service.deps.store.db.usageTotal.deleteMany();
+  });
+
+  it('an allow pattern with many * against a long model name is decided at once (no catastrophic backtracking)', async () => {
+    // `*` was compiled to `.*`: five of them and a suffix that fails took seconds per check on a
+    // 140-character name, the event loop held all the while (minutes at 250 characters).
+    await putPolicy({ modelAccess: [{ role: 'User', allow: ['ollama/llama3.2', 'ollama/*a*a*a*a*b'] }] });
+    const hostile = `ollama/${'a'.repeat(140)}`;
+    const started = performance.now();
+    const refused = await as('user', 'POST', '/v1/chat/completions', { model: hostile, messages: [{ role: 'user', content: 'hi' }] });
+    const chat = await as('user', 'POST', '/api/message', { message: 'hi', model: hostile });
+    const elapsed = performance.now() - started;
+    expect(refused.status).toBe(403);
+    expectClean(chat, 403, 'FORBIDDEN');
+    expect(elapsed).toBeLessThan(1000);
+    expect(ollama.chatRequests()).toHaveLength(0);
+    // The patterns still mean what they say: `*` any run (also none), case-insensitive, `:latest` implied.
+    const allowed = [`ollama/${'a'.repeat(50)}b`, 'ollama/a-a-a-a-b', 'ollama/aaaab', 'ollama/AxAyAzAwB', 'ollama/llama3.2:latest', 'ollama/LLAMA3.2'];
+    // (The fake knows none of them but llama3.2: allowed means the provider was asked.)
+    for (const [index, model] of allowed.entries()) {
+      await as('user', 'POST', '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] });
+      expect(ollama.chatRequests(), model).toHaveLength(index + 1);
+    }
+    for (const model of ['ollama/aaaa', 'ollama/aaab.', 'ollama/ab', 'ollama/llama3.2:1b', 'ollama/xllama3.2']) {
+      expect((await as('user', 'POST', '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] })).status, model).toBe(403);
+    }
+    expect(ollama.chatRequests()).toHaveLength(allowed.length);
+  });
+
+  it('counts a provider reports that are negative, fractional or absurd never shrink the totals nor lose the call', async () => {
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 5_000 }] });
+    // A negative count would hand the quota back; a fraction made PostgreSQL refuse the whole settle.
+    ollama.enqueue({ kind: 'text', chunks: ['negative'], usage: { input: -1_000_000, output: 3 } });
+    expect((await as('user', 'POST', '/api/message', { message: 'one', newConversation: true })).status).toBe(200);
+    ollama.enqueue({ kind: 'text', chunks: ['fraction'], usage: { input: 10.5, output: 2.25 } });
+    expect((await as('user', 'POST', '/api/message', { message: 'two', newConversation: true })).status).toBe(200);
+    ollama.enqueue({ kind: 'text', chunks: ['absurd'], usage: { input: 1e15, output: 1 } });
+    expect((await as('user', 'POST', '/api/message', { message: 'three', newConversation: true })).status).toBe(200);
+    await svc.service.deps.usage.settled();
+    const entries = await ledger();
+    expect(entries).toHaveLength(3);
+    for (const entry of entries) {
+      expect(Number.isInteger(entry.inputTokens) && entry.inputTokens >= 0, String(entry.inputTokens)).toBe(true);
+      expect(Number.isInteger(entry.outputTokens) && entry.outputTokens >= 0, String(entry.outputTokens)).toBe(true);
+    }
+    const [limit] = (await as('user', 'GET', '/api/usage/limits')).body.limits;
+    expect(limit.used).toBeGreaterThanOrEqual(5_000);
+    expect(limit.remaining).toBe(0);
+    expectClean(await as('user', 'POST', '/api/message', { message: 'four', newConversation: true }), 429, 'RATE_LIMIT_EXCEEDED');
+    expect(ollama.chatRequests()).toHaveLength(3);
+  });
+
+  it('a model that keeps calling tools in chat mode is checked before each round: a request quota is never overshot', async () => {
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'minute', requests: 2 }] });
+    const round = (id: string) => ({ kind: 'tools' as const, calls: [{ id, name: 'run_command', arguments: { command: 'true' } }] });
+    ollama.enqueue(round('a'));
+    ollama.enqueue(round('b'));
+    ollama.enqueue(round('c'));
+    const reply = await as('user', 'POST', '/api/message/stream', { message: 'loop', newConversation: true });
+    expect(reply.status).toBe(200);
+    expect(reply.text).toContain('RATE_LIMIT_EXCEEDED');
+    expect(ollama.chatRequests()).toHaveLength(2);
+    await svc.service.deps.usage.settled();
+    expect(await ledger()).toHaveLength(2);
+  });
+
+  it('refused by two windows at once, Retry-After and resetAt name the one that lasts, not the minute', async () => {
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'minute', requests: 1 }, { subject: { userId: 'attack-user' }, window: 'day', requests: 1 }] });
+    expect((await as('user', 'POST', '/api/message', { message: 'once', newConversation: true })).status).toBe(200);
+    const refused = await as('user', 'POST', '/api/message', { message: 'again', newConversation: true });
+    expectDayRefusal(refused);
+    expect(ollama.chatRequests()).toHaveLength(1);
+  });
+
+  it('another user’s usage and the policies stay out of a hostile User’s reach, on REST and /trpc', async () => {
+    expectClean(await as('user', 'GET', '/api/usage?groupBy=user'), 403, 'FORBIDDEN');
+    expectClean(await as('user', 'GET', '/api/usage?userId=attack-dude'), 403, 'FORBIDDEN');
+    expectClean(await as('user', 'GET', '/api/usage?userId=%20attack-dude%20'), 403, 'FORBIDDEN');
+    expectClean(await as('user', 'GET', '/api/usage?userId=attack-user&groupBy=user'), 403, 'FORBIDDEN');
+    const trpc = await as('user', 'GET', `/trpc/usage.report?input=${encodeURIComponent(JSON.stringify({ json: { userId: 'attack-dude' } }))}`);
+    expect(trpc.status, trpc.text).toBe(403);
+    expect(trpc.text).not.toContain('stack');
+    expect((await as('user', 'GET', '/api/usage?userId=attack-user')).status).toBe(200);
+    for (const person of ['user', 'admin', 'lead'] as const) {
+      expectClean(await as(person, 'PUT', '/api/policies', { quotas: [], modelAccess: [] }), 403, 'FORBIDDEN');
+    }
+    expectClean(await as('user', 'GET', '/api/policies'), 403, 'FORBIDDEN');
+    // Admin holds audit:view: an injection-shaped id is a plain value, matching nobody.
+    const injected = await as('admin', 'GET', `/api/usage?userId=${encodeURIComponent(`x' OR '1'='1`)}&groupBy=model`);
+    expect(injected.status, injected.text).toBe(200);
+    expect(injected.body.rows).toEqual([]);
+  });
+
+  it('bad /api/usage inputs and hostile policy documents are 400s with clean envelopes, never 500s', async () => {
+    const bad = [
+      'groupBy=user%27%3B--',
+      'from=2026-02-31',
+      'from=yesterday',
+      'from=2026-01-02&to=2026-01-01',
+      'from=2020-01-01&to=2026-01-01',
+      // Year 0 is not a year PostgreSQL has.
+      'from=0000-01-01&to=0000-06-01',
+      'userId=',
+      `userId=${'x'.repeat(201)}`,
+    ];
+    for (const query of bad) {
+      const reply = await as('admin', 'GET', `/api/usage?${query}`);
+      expect([200, 400], `${query}: ${reply.text}`).toContain(reply.status);
+      if (reply.status === 400) expectClean(reply, 400, 'INVALID_REQUEST');
+    }
+    const documents: [string, unknown][] = [
+      ['too many quotas', { quotas: Array.from({ length: 501 }, () => ({ subject: { role: 'User' }, window: 'day', tokens: 1 })) }],
+      ['negative limit', { quotas: [{ subject: { role: 'User' }, window: 'day', tokens: -1 }] }],
+      ['fractional tokens', { quotas: [{ subject: { role: 'User' }, window: 'day', tokens: 1.5 }] }],
+      ['no metric', { quotas: [{ subject: { role: 'User' }, window: 'day' }] }],
+      ['unknown role', { modelAccess: [{ role: 'Root', allow: ['*'] }] }],
+      ['long pattern', { modelAccess: [{ role: 'User', allow: [`ollama/${'*'.repeat(300)}`] }] }],
+      ['unknown provider', { modelAccess: [{ role: 'User', allow: ['mistral/*'] }] }],
+      ['prototype key', JSON.parse('{"quotas":[],"modelAccess":[],"__proto__":{"polluted":true}}')],
+      ['not an object', [1, 2, 3]],
+    ];
+    for (const [what, document] of documents) {
+      const reply = await as('dude', 'PUT', '/api/policies', document);
+      expect(reply.status, `${what}: ${reply.text}`).toBe(400);
+      expectClean(reply, 400, 'INVALID_REQUEST');
+    }
+    expect((await as('dude', 'GET', '/api/policies')).body.policy).toEqual({ quotas: [], modelAccess: [] });
+  });
+});
+
+describe.runIf(redisAvailable)('quotas held in Redis when Redis goes away', () => {
+  let ollama: FakeOllama;
+  let proxy: TcpProxy;
+  let svc: TestService;
+
+  beforeAll(async () => {
+    ollama = await startFakeOllama();
+    const target = new URL(redisUrl);
+    proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+    svc = await startTestService('sqlite', {
+      REDIS_URL: `redis://${proxy.address}`,
+      CLUSTER_SECRET: 'quota-attack-cluster-secret',
+      REDIS_KEY_PREFIX: freshRedisPrefix(),
+      OLLAMA_BASE_URL: ollama.url,
+      AI_MODEL_PROVIDER: 'ollama',
+      AI_MODEL_NAME: 'llama3.2',
+      QUOTA_LEASE_MS: '1000',
+    });
+  });
+  afterAll(async () => {
+    proxy.restore();
+    await svc[Symbol.asyncDispose]();
+    await Promise.all([ollama.close(), proxy[Symbol.asyncDispose]()]);
+  });
+
+  it('fails closed (503, no provider call) while Redis is down, and a call whose settle missed Redis is recorded once, not again as recovered', async () => {
+    const stored = await svc.request('PUT', '/api/policies', { json: { quotas: [{ subject: { userId: 'local' }, window: 'day', requests: 10 }], modelAccess: [] } });
+    expect(stored.status).toBe(200);
+    // A call is admitted, then Redis goes away while it runs: its settle cannot release the lease.
+    ollama.enqueue({ kind: 'text', chunks: ['slow', ' answer'], chunkDelayMs: 150, usage: { input: 7, output: 2 } });
+    const running = svc.request('POST', '/api/message', { json: { message: 'while Redis goes' } });
+    await ollama.waitForChatRequests(1);
+    proxy.cut();
+    expect((await running).status).toBe(200);
+    await svc.service.deps.usage.settled();
+    expect(await svc.service.deps.store.db.usageEntry.count()).toBe(1);
+
+    const refused = await svc.request('POST', '/api/message', { json: { message: 'Redis is down' } });
+    expectClean(refused, 503, 'SERVICE_UNAVAILABLE');
+    expect(ollama.chatRequests()).toHaveLength(1);
+
+    // Redis is back: the lease the settle could not release lapses and is swept, but the call is
+    // already in the ledger, so it must not be recorded a second time.
+    proxy.restore();
+    await waitFor(async () => ((await svc.request('POST', '/api/message', { json: { message: 'back' } })).status === 200 ? true : undefined), 8000, 'Redis back');
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    await svc.service.deps.usage.settled();
+    const entries = await svc.service.deps.store.db.usageEntry.findMany();
+    expect(entries.map((entry) => entry.outcome).sort()).toEqual(['completed', 'completed']);
+    const [limit] = (await svc.request('GET', '/api/usage/limits')).body.limits;
+    expect(limit).toMatchObject({ used: 2 });
+
+    // The Lua rule names the longest-lasting refusal too.
+    const both = { quotas: [{ subject: { userId: 'local' }, window: 'minute', requests: 1 }, { subject: { userId: 'local' }, window: 'day', requests: 2 }], modelAccess: [] };
+    expect((await svc.request('PUT', '/api/policies', { json: both })).status).toBe(200);
+    expectDayRefusal(await svc.request('POST', '/api/message', { json: { message: 'over both' } }));
+  });
+});
