@@ -83,7 +83,7 @@ export class DatabaseQuotaBook implements QuotaBook {
     return settled;
   }
 
-  async standing(userId: string, _windows: unknown, now: number) {
+  async standing(userId: string, now: number) {
     return { used: await readWindowTotals(this.sql.query, userId, now), held: await heldOf(this.sql.query, userId) };
   }
 

@@ -61,7 +61,7 @@ export interface QuotaBook {
   /** Settles leases whose instance stopped renewing them (crash recovery); returns how many. */
   sweep(now: number): Promise<number>;
   /** What the user's settled calls and running reservations hold now, per window (GET /api/usage/limits). */
-  standing(userId: string, windows: readonly QuotaWindow[], now: number): Promise<{ used: Map<QuotaWindow, { tokens: number; costMicros: number; requests: number }>; held: { tokens: number; costMicros: number; count: number } }>;
+  standing(userId: string, now: number): Promise<{ used: Map<QuotaWindow, { tokens: number; costMicros: number; requests: number }>; held: { tokens: number; costMicros: number; count: number } }>;
 }
 
 export interface SettledCall {

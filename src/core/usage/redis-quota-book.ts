@@ -195,7 +195,7 @@ export class RedisQuotaBook implements QuotaBook {
     return claimed.length;
   }
 
-  async standing(userId: string, _windows: unknown, now: number) {
+  async standing(userId: string, now: number) {
     const used = await readWindowTotals(this.sql.query, userId, now);
     const held = { tokens: 0, costMicros: 0, count: 0 };
     const values = (await withTimeout(this.client.sendCommand(['HVALS', this.leasesKey(userId)])).catch(() => [])) as string[];

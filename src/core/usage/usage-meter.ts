@@ -237,7 +237,7 @@ export class UsageMeter {
   async standing(user: User) {
     const now = Date.now();
     const limits = this.policies.limitsFor(user).map(asLimitRow);
-    const { used, held } = await this.book.standing(user.id, [], now);
+    const { used, held } = await this.book.standing(user.id, now);
     return limits.map((row) => {
       const settled = used.get(row.window) ?? { tokens: 0, costMicros: 0, requests: 0 };
       const taken = row.metric === 'requests' ? settled.requests + held.count : row.metric === 'tokens' ? settled.tokens + held.tokens : settled.costMicros + held.costMicros;
