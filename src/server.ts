@@ -16,7 +16,7 @@ import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { healthEndpoints } from './http/health-endpoints.js';
 import { appErrorFrom } from './procedures/error-mapping.js';
 import { handleUnmatched, resolveRequests, type ProcedureTypes } from './http/resolve-request.js';
-import { writeGuards } from './http/write-guards.js';
+import { plainJsonTypeForTrpc, writeGuards } from './http/write-guards.js';
 import { trpcContext, trpcErrorLog } from './http/trpc-context.js';
 import { webInterface } from './http/web-interface.js';
 import { loginAvailability } from './http/oidc-login/login-settings.js';
@@ -79,6 +79,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(
     '/trpc',
+    plainJsonTypeForTrpc,
     createExpressMiddleware({
       router: appRouter,
       createContext: trpcContext(deps),

@@ -30,7 +30,10 @@ const redactPaths = [
  * With `format` pretty each line is rewritten for people (logger-pretty.ts).
  */
 export function createLogger(level: string, destination?: pino.DestinationStream, format: LogFormat = 'json'): Logger {
-  const target = destination ?? pino.destination({ dest: 1, sync: false });
+  // Each write holds whole lines and at most PIPE_BUF (4096) bytes (a longer line alone), which a
+  // pipe writes at once: the workers of WORKERS > 1 share one stdout, and a larger write could be
+  // interleaved with another worker's mid-line.
+  const target = destination ?? pino.destination({ dest: 1, sync: false, maxWrite: 4096 });
   // Colours only on a terminal of one's own (the default stdout), and not when NO_COLOR asks.
   const colour = destination === undefined && process.stdout.isTTY && !process.env.NO_COLOR;
   return pino(

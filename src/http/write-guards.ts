@@ -47,7 +47,7 @@ export function foreignWriteRefusal(req: Request, config: Config): AppError | nu
   if (origin !== undefined && !trusted) {
     return new AppError('SECURITY_VIOLATION', 'Origin not allowed; add it to ALLOWED_ORIGINS', { details: { reason: 'cross_origin', origin } });
   }
-  if (!trusted && req.headers['sec-fetch-site'] === 'cross-site') {
+  if (!trusted && req.headers['sec-fetch-site']?.trim().toLowerCase() === 'cross-site') {
     return new AppError('SECURITY_VIOLATION', 'Cross-site requests may not change anything', { details: { reason: 'cross_origin' } });
   }
   return null;
@@ -133,3 +133,16 @@ export function writeGuards(config: Config) {
     void nonJsonBodyRefusal(req).then(finish, next);
   };
 }
+
+/**
+ * tRPC reads a body only under `application/json` exactly, and answered a structured-syntax JSON
+ * type (`application/problem+json`, `application/vnd.api+json`), which the write guards and the
+ * REST and `/v1` paths accept as JSON, with a 500. The type is named plainly for it instead, so
+ * every path takes the same bodies.
+ */
+export function plainJsonTypeForTrpc(req: Request, _res: Response, next: NextFunction): void {
+  const type = req.headers['content-type'];
+  if (type !== undefined && jsonContentType.test(type)) req.headers['content-type'] = type.replace(/^application\/[\w.+-]*\+json/i, 'application/json');
+  next();
+}
+

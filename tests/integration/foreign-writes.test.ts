@@ -96,4 +96,22 @@ describe('requests a web page cannot forge', () => {
     expect((await rawRequest(service.url, 'POST', '/api/context/clear', { headers: { 'content-type': 'text/plain' } })).status).toBe(200);
     expect((await service.request('GET', '/api/status')).status).toBe(200);
   });
+
+  it('a JSON body under a structured-syntax JSON type (+json) is JSON on every path: /api, /trpc, never a 500', async () => {
+    for (const type of ['application/problem+json', 'application/vnd.api+json; charset=utf-8', 'APPLICATION/MERGE-PATCH+JSON']) {
+      const rest = await rawRequest(service.url, 'POST', '/api/conversation/save', { headers: { 'content-type': type }, body: JSON.stringify({ title: `rest ${type}` }) });
+      expect(rest.status, type).toBe(200);
+      const trpc = await rawRequest(service.url, 'POST', '/trpc/conversations.save', { headers: { 'content-type': type }, body: JSON.stringify({ json: { title: `trpc ${type}` } }) });
+      expect(trpc.status, `${type} ${JSON.stringify(trpc.body)}`).toBe(200);
+      const batch = await rawRequest(service.url, 'POST', '/trpc/conversations.save,conversations.save?batch=1', {
+        headers: { 'content-type': type },
+        body: JSON.stringify({ 0: { json: { title: 'batch 0' } }, 1: { json: { title: 'batch 1' } } }),
+      });
+      expect(batch.status, type).toBe(200);
+    }
+    // Each save names the current conversation: the last one's title is what the batch sent.
+    const titles = (await service.request('GET', '/api/conversations?limit=100')).body.conversations.map((row: { title: string }) => row.title);
+    expect(titles).toContain('batch 1');
+  });
 });
+

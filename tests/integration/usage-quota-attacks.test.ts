@@ -52,6 +52,8 @@ describeOnDatabases('usage and quota attacks', (kind) => {
       AI_MODEL_NAME: 'llama3.2',
       OLLAMA_BASE_URL: ollama.url,
       MAX_TOOL_STEPS: '5',
+      // Priced without its tag: `llama3.2:latest` is the same model and must cost the same.
+      MODEL_PRICES: JSON.stringify({ 'ollama/llama3.2': { input: 1, output: 1 } }),
     });
     const people: [Person, string[]][] = [
       ['user', ['User']],
@@ -123,6 +125,51 @@ describeOnDatabases('usage and quota attacks', (kind) => {
     expect(limit.remaining).toBe(0);
     expectClean(await as('user', 'POST', '/api/message', { message: 'four', newConversation: true }), 429, 'RATE_LIMIT_EXCEEDED');
     expect(ollama.chatRequests()).toHaveLength(3);
+  });
+
+  it('the model spelled with :latest, as the lists name it, costs what its price says: a cost quota is not sidestepped', async () => {
+    // $1 per million tokens: a quota of $0.0001 is 100 tokens, which the first call's reservation
+    // fits in and its real count (1,005) uses up.
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', costUsd: 0.0001 }] });
+    ollama.enqueue({ kind: 'text', chunks: ['priced'], usage: { input: 1000, output: 5 } });
+    const first = await as('user', 'POST', '/v1/chat/completions', { model: 'ollama/llama3.2:latest', max_tokens: 4, messages: [{ role: 'user', content: 'hi' }] });
+    expect(first.status, first.text).toBe(200);
+    await svc.service.deps.usage.settled();
+    const [entry] = await ledger();
+    expect(entry).toMatchObject({ model: 'llama3.2:latest', inputTokens: 1000, outputTokens: 5 });
+    expect(Number(entry?.costMicros)).toBe(1005);
+    const again = await as('user', 'POST', '/v1/chat/completions', { model: 'ollama/llama3.2:latest', max_tokens: 4, messages: [{ role: 'user', content: 'hi' }] });
+    expect(again.status).toBe(429);
+    expect(again.body.error.code).toBe('insufficient_quota');
+    expect(ollama.chatRequests()).toHaveLength(1);
+  });
+
+  it('a response_format schema is reserved as prompt: a huge schema behind a tiny message cannot overshoot a token quota', async () => {
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 3_000 }] });
+    const properties = Object.fromEntries(Array.from({ length: 400 }, (_, index) => [`field_${index}`, { type: 'string', description: 'x'.repeat(40) }]));
+    const schema = { type: 'object', properties };
+    const format = { type: 'json_schema', json_schema: { name: 'huge', schema } };
+    const v1 = await as('user', 'POST', '/v1/chat/completions', { model: 'ollama/llama3.2', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }], response_format: format });
+    expect(v1.status).toBe(429);
+    expect(v1.body.error.code).toBe('insufficient_quota');
+    const rest = await as('user', 'POST', '/api/message', { message: 'hi', newConversation: true, options: { response_format: format } });
+    expectClean(rest, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(ollama.chatRequests()).toHaveLength(0);
+    // The same request without the schema fits.
+    ollama.enqueue({ kind: 'text', chunks: ['{}'], usage: { input: 10, output: 1 } });
+    expect((await as('user', 'POST', '/v1/chat/completions', { model: 'ollama/llama3.2', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+  });
+
+  it('a stream cut off before the provider counts is charged its worst case (a token a byte), not a typical count', async () => {
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 100_000 }] });
+    // 300 one-byte pieces and then the connection drops: no count ever arrives.
+    ollama.enqueue({ kind: 'cut', chunks: Array.from({ length: 300 }, () => 'x'), after: 300 });
+    await as('user', 'POST', '/api/message/stream', { message: 'cut me', newConversation: true });
+    await waitFor(async () => ((await ledger()).length === 1 ? true : undefined));
+    const [entry] = await ledger();
+    expect(entry).toMatchObject({ estimated: true, outputTokens: 300 });
+    // The prompt's worst case: at least its bytes plus the per-message overhead.
+    expect(entry?.inputTokens).toBeGreaterThanOrEqual(Buffer.byteLength('cut me') + 8);
   });
 
   it('a model that keeps calling tools in chat mode is checked before each round: a request quota is never overshot', async () => {

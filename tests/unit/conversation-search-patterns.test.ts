@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { caseVariants, foldCodePoint } from '../../src/core/chat-store/conversation-search-folding.js';
-import { fts5Phrase, globPattern, likeFoldsAlike, likePattern, postgresIndexable, postgresPattern } from '../../src/core/chat-store/conversation-search-patterns.js';
+import { fts5Phrase, globPattern, likeFoldsAlike, likePattern, likeSupersetPattern, postgresIndexable, postgresPattern } from '../../src/core/chat-store/conversation-search-patterns.js';
 
 // The search texts' forms on each path (conversation-search-patterns.ts): literal on every path,
 // and folded by the table FTS5 itself gives (scripts/write-search-folding.mjs).
@@ -51,5 +52,37 @@ describe('conversation search folding and patterns', () => {
     expect(postgresIndexable('ärger', false)).toBe(true);
     expect(postgresIndexable('äöü', false)).toBe(false);
     expect(postgresIndexable('äöü', true)).toBe(true);
+  });
+
+  it('lets through, with the superset LIKE before GLOB, every text the exact GLOB matches', () => {
+    expect(likeSupersetPattern('Mask 100%')).toBe('%Ma__ 100\\%%');
+    expect(likeSupersetPattern('ä_')).toBe('%_\\_%');
+    // Random texts over letters with every kind of folding, and contents built from their case
+    // variants: wherever GLOB finds the text, the superset must too (it only saves GLOB's work).
+    const db = new BetterSqlite3(':memory:');
+    const both = db.prepare<[string, string, string, string], { glob: number; superset: number }>(`SELECT ? GLOB ? AS glob, ? LIKE ? ESCAPE '\\' AS superset`);
+    const alphabet = ['s', 'S', 'ſ', 'k', 'K', '\u212A', 'ä', 'Ä', 'σ', 'ς', 'Σ', 'a', 'B', '%', '_', '\\', '[', '*', ' ', '日'];
+    let seed = 20_261_127;
+    const next = (bound: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % bound;
+    };
+    const word = (length: number) => Array.from({ length }, () => alphabet[next(alphabet.length)] ?? 'a').join('');
+    let matched = 0;
+    for (let round = 0; round < 3000; round++) {
+      const text = word(1 + next(4));
+      // A content holding the text in other cases, between random filler.
+      const variant = Array.from(text, (character) => {
+        const variants = caseVariants(code(character));
+        return String.fromCodePoint(variants[next(variants.length)] ?? code(character));
+      }).join('');
+      for (const content of [`${word(next(6))}${variant}${word(next(6))}`, word(8)]) {
+        const row = both.get(content, globPattern(text), content, likeSupersetPattern(text));
+        if (row?.glob === 1) matched++;
+        if (row?.glob === 1) expect(row.superset, JSON.stringify({ text, content })).toBe(1);
+      }
+    }
+    expect(matched).toBeGreaterThan(3000);
+    db.close();
   });
 });

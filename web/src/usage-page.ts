@@ -146,7 +146,9 @@ export class UsagePage {
       const [days, models, users, limits] = await Promise.all([
         this.client.usage.report.query({ ...query, groupBy: 'day' }),
         this.client.usage.report.query({ ...query, groupBy: 'model' }),
-        this.#viewer.canAudit ? this.client.usage.report.query({ ...range, groupBy: 'user' }) : Promise.resolve(null),
+        // Refused on its own (the caller lost audit:view since the page learned its permissions):
+        // the caller's own usage is still shown, and the by-user parts are put away.
+        this.#viewer.canAudit ? this.client.usage.report.query({ ...range, groupBy: 'user' }).catch(() => 'refused' as const) : Promise.resolve(null),
         // The limits are the caller's own; another user's are not asked for.
         userId ? Promise.resolve(null) : this.client.usage.limits.query(),
       ]);
@@ -155,7 +157,8 @@ export class UsagePage {
       this.#showTotals(days.totals);
       this.#showDays(days);
       this.#models.replaceChildren(usageTable('usage-by-model', 'Model', models.rows, (row) => row.key, 'No model was used in this period.'));
-      if (users) this.#showUsers(users);
+      if (users === 'refused') this.setViewer({ canAudit: false });
+      else if (users) this.#showUsers(users);
       this.#showLimits(limits?.limits ?? null);
       this.#status.textContent = `${shortDay(range.from)} to ${shortDay(utcDay(Date.parse(`${range.to}T00:00:00Z`), -1))} (UTC days).`;
     } catch (error) {

@@ -67,3 +67,15 @@ export function likeFoldsAlike(text: string): boolean {
 export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 }
+
+/**
+ * A LIKE pattern (with ESCAPE '\') that every text holding `text` under FTS5 folding matches, and
+ * few others: the characters LIKE folds alike stand for themselves, each other one is `_` (one
+ * character: every case variant is one code point). It runs first, before the exact GLOB, whose
+ * class per letter makes it about 20 times slower on long texts (GLOB cannot skip ahead to its
+ * first character when that is a class): GLOB then reads only texts that very likely match.
+ */
+export function likeSupersetPattern(text: string): string {
+  const parts = characters(text).map((character) => (likeFoldsAlike(character) ? character.replace(/[\\%_]/, (special) => `\\${special}`) : '_'));
+  return `%${parts.join('')}%`;
+}

@@ -1,16 +1,15 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { globPattern, likeFoldsAlike, likePattern } from './conversation-search-patterns.js';
+import { globPattern, likeFoldsAlike, likePattern, likeSupersetPattern } from './conversation-search-patterns.js';
 import { retryWhileBusy } from './sqlite-busy.js';
+import { SHORT_MESSAGE_BYTES, STEP_BUDGET_MS, prepareLongWalk, walkLongMessages, type LongWalkStatements } from './sqlite-conversation-reads-long.js';
+import { ListedPageSelection } from './sqlite-conversation-reads-order.js';
 
 // A search text shorter than a trigram cannot be looked up in the FTS5 index, so the caller's
 // own conversations are scanned (never anyone else's): newest first, in steps of a few
 // milliseconds with the event loop free between them, so a scan of 200,000 messages delays no
 // other request by more than a step. The total stays exact: every conversation is looked at.
 // The steps are separate reads, so a write landing between two of them may or may not be seen.
-
-/** How long one step may read before it lets the event loop serve others (the FTS5 lookup's steps too). */
-export const STEP_BUDGET_MS = 4;
 
 export interface ScanRow {
   id: string;
@@ -38,37 +37,56 @@ const columns = `c.id, c.title, c."createdAt", c."lastModified", c."messageCount
 const listed = `c."ownerId" = @ownerId AND ("messageCount" > 0 OR "title" <> '')`;
 const order = `ORDER BY c."lastModified" DESC, c.id ASC`;
 
+/**
+ * Whether the title or a message of at most SHORT_MESSAGE_BYTES holds the text: the longer
+ * messages, which could make one conversation's test read hundreds of MB in one statement, are
+ * walked one by one after the scan (sqlite-conversation-reads-long.ts). GLOB, with a class per
+ * letter, runs only where the superset LIKE before it held (conversation-search-patterns.ts).
+ */
 function matching(operator: 'LIKE' | 'GLOB'): string {
-  const escape = operator === 'LIKE' ? ` ESCAPE '\\'` : '';
-  return `(c.title ${operator} @pattern${escape}
-    OR EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m.content ${operator} @pattern${escape}))`;
+  const test = (column: string) =>
+    operator === 'LIKE' ? `${column} LIKE @pattern ESCAPE '\\'` : `${column} LIKE @superset ESCAPE '\\' AND ${column} GLOB @pattern`;
+  return `((${test('c.title')})
+    OR EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND octet_length(m.content) <= ${SHORT_MESSAGE_BYTES} AND ${test('m.content')}))`;
+}
+
+interface ScanParameters {
+  ownerId: string;
+  pattern: string;
+  /** Used by the GLOB statements only (likeSupersetPattern). */
+  superset: string;
 }
 
 interface ScanStatements {
-  first: Database.Statement<[{ ownerId: string; pattern: string }], StepRow>;
-  next: Database.Statement<[{ ownerId: string; pattern: string; at: string | number; id: string }], StepRow>;
+  first: Database.Statement<[ScanParameters], StepRow>;
+  next: Database.Statement<[ScanParameters & { at: string | number; id: string }], StepRow>;
 }
 
-export function prepareScan(db: Database.Database): { like: ScanStatements; glob: ScanStatements } {
+export interface PreparedScan {
+  like: ScanStatements;
+  glob: ScanStatements;
+  long: LongWalkStatements;
+}
+
+export function prepareScan(db: Database.Database): PreparedScan {
   const statements = (operator: 'LIKE' | 'GLOB'): ScanStatements => ({
-    first: db.prepare<[{ ownerId: string; pattern: string }], StepRow>(`SELECT ${columns}, ${matching(operator)} AS hit FROM "Conversation" c WHERE ${listed} ${order}`),
-    next: db.prepare<[{ ownerId: string; pattern: string; at: string | number; id: string }], StepRow>(
+    first: db.prepare<[ScanParameters], StepRow>(`SELECT ${columns}, ${matching(operator)} AS hit FROM "Conversation" c WHERE ${listed} ${order}`),
+    next: db.prepare<[ScanParameters & { at: string | number; id: string }], StepRow>(
       `SELECT ${columns}, ${matching(operator)} AS hit FROM "Conversation" c
        WHERE ${listed} AND c."lastModified" <= @at AND (c."lastModified" < @at OR c.id > @id) ${order}`,
     ),
   });
-  return { like: statements('LIKE'), glob: statements('GLOB') };
+  return { like: statements('LIKE'), glob: statements('GLOB'), long: prepareLongWalk(db) };
 }
 
 /** Scans the owner's conversations for `text`: how many match, and the page of them. */
-export async function scanConversations(scan: { like: ScanStatements; glob: ScanStatements }, request: ScanRequest): Promise<{ rows: ScanRow[]; total: number }> {
+export async function scanConversations(scan: PreparedScan, request: ScanRequest): Promise<{ rows: ScanRow[]; total: number }> {
   // LIKE is several times faster than GLOB with a class per letter, and exact where it folds alike.
   const like = likeFoldsAlike(request.text);
   const statements = like ? scan.like : scan.glob;
-  const pattern = like ? likePattern(request.text) : globPattern(request.text);
-  const page: ScanRow[] = [];
-  let total = 0;
-  let skipped = 0;
+  const parameters = { ownerId: request.ownerId, pattern: like ? likePattern(request.text) : globPattern(request.text), superset: likeSupersetPattern(request.text) };
+  const counted = new Set<string>();
+  const selection = new ListedPageSelection<ScanRow>(request.offset, request.take);
   let resume: { at: string | number; id: string } | null = null;
   let done = false;
   const inPage = (row: ScanRow) =>
@@ -77,7 +95,7 @@ export async function scanConversations(scan: { like: ScanStatements; glob: Scan
     const from = resume;
     const step = await retryWhileBusy(() => {
       const deadline = performance.now() + STEP_BUDGET_MS;
-      const rows = from === null ? statements.first.iterate({ ownerId: request.ownerId, pattern }) : statements.next.iterate({ ownerId: request.ownerId, pattern, ...from });
+      const rows = from === null ? statements.first.iterate(parameters) : statements.next.iterate({ ...parameters, ...from });
       const seen: StepRow[] = [];
       for (const row of rows) {
         seen.push(row);
@@ -90,16 +108,16 @@ export async function scanConversations(scan: { like: ScanStatements; glob: Scan
     });
     for (const row of step.seen) {
       if (row.hit !== 1) continue;
-      total++;
-      if (page.length < request.take && inPage(row)) {
-        if (skipped < request.offset) skipped++;
-        else page.push({ id: row.id, title: row.title, createdAt: row.createdAt, lastModified: row.lastModified, messageCount: row.messageCount });
-      }
+      counted.add(row.id);
+      if (inPage(row)) selection.add({ id: row.id, title: row.title, createdAt: row.createdAt, lastModified: row.lastModified, messageCount: row.messageCount });
     }
     const last = step.seen.at(-1);
     done = step.finished || last === undefined;
     if (last) resume = { at: last.lastModified, id: last.id };
     if (!done) await nextTurn();
   }
-  return { rows: page, total };
+  await walkLongMessages(scan.long, request, counted, (row) => {
+    selection.add(row);
+  });
+  return { rows: selection.page(), total: counted.size };
 }

@@ -116,7 +116,8 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   try {
     for (let step = 1; ; step++) {
       const stepTextStart = text.length;
-      const call = { model: target.model, system: exchange.system, messages, tools: toolSpecs };
+      // The options travel in the reservation too: a response_format schema is prompt the provider bills.
+      const call = { model: target.model, system: exchange.system, messages, tools: toolSpecs, options: exchange.options.call };
       // CONTRACT §13: each provider call is checked against the caller's quotas and reserved
       // first (a refusal throws: no call is made), then settled to what it used.
       const metered = await deps.usage.begin({
@@ -132,7 +133,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
       let result: Awaited<ReturnType<typeof callModel>>;
       try {
         result = await callModel(
-          { ...call, temperature: exchange.options.temperature, maxTokens: metered.maxTokens, options: exchange.options.call },
+          { ...call, temperature: exchange.options.temperature, maxTokens: metered.maxTokens },
           {
             provider: target.provider,
             baseUrl: deps.config.providers[target.provider].baseUrl,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseModelPrices } from '../usage/model-prices.js';
 import { parseRegistryAllowList } from '../models/ollama-registry.js';
@@ -124,6 +125,24 @@ const clusterSecret = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value))
   .refine((value) => value === undefined || value.length >= 16, { message: 'must be at least 16 characters' });
+
+/**
+ * WORKERS: how many processes serve the port. `auto` is the cores this process may run on
+ * (os.availableParallelism, which heeds CPU affinity), so one process per core.
+ */
+const workers = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === '') return 1;
+    if (value === 'auto') return availableParallelism();
+    const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (count >= 1 && count <= 256) return count;
+    ctx.addIssue({ code: 'custom', message: 'must be auto or a whole number from 1 to 256' });
+    return z.NEVER;
+  });
 
 /** Whether a listen address reaches this machine alone (CONTRACT §11 exposure guard). */
 export function isLoopbackHost(host: string): boolean {
@@ -281,10 +300,21 @@ export const envSchema = z
     BODY_LIMIT: bytes(1024 * 1024),
     MAX_MESSAGE_LENGTH: int(100_000, 1),
     SHUTDOWN_TIMEOUT_MS: int(10_000, 100, 60_000),
+    // Processes serving the port (core/cluster/worker-processes.ts); `auto`: one per core.
+    WORKERS: workers,
   })
   .superRefine((env, ctx) => {
     if (env.REDIS_URL !== undefined && env.CLUSTER_SECRET === undefined) {
       ctx.addIssue({ code: 'custom', path: ['CLUSTER_SECRET'], message: 'is required with REDIS_URL: it signs the calls instances carry for each other' });
+    }
+    if (env.WORKERS > 1 && (env.DATABASE_URL.startsWith('file:') || env.REDIS_URL === undefined)) {
+      // Each process holds streams, limits and terminals of its own: only the several-instances
+      // mode (one PostgreSQL, one Redis) lets the others reach them; SQLite has no such mode.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKERS'],
+        message: `is ${env.WORKERS}, and more than one process needs a postgresql:// DATABASE_URL and REDIS_URL (with CLUSTER_SECRET): the processes share streams, rate limits and terminals through them only${env.DATABASE_URL.startsWith('file:') ? '; DATABASE_URL is SQLite' : '; REDIS_URL is unset'}`,
+      });
     }
     if (!env.AUTH_ENABLED && env.ENABLE_SYSTEM_COMMANDS && !env.ALLOW_UNAUTHENTICATED_REMOTE && !isLoopbackHost(env.HOST)) {
       ctx.addIssue({

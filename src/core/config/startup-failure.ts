@@ -86,7 +86,8 @@ export function startupFailureLine(error: unknown, config: ListenSettings): stri
   const code = errorCode(error);
   const syscall = (error as { syscall?: unknown } | null)?.syscall;
   const at = `${config.HOST}:${config.PORT}`;
-  if (syscall === 'listen') {
+  // A worker of WORKERS > 1 has the primary bind the port for it, and its error names `bind`.
+  if (syscall === 'listen' || syscall === 'bind') {
     if (code === 'EADDRINUSE') {
       return `Cannot start: PORT ${config.PORT} is already in use on ${config.HOST} (another program, or this service running already); stop it or set PORT to a free port`;
     }

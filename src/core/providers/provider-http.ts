@@ -123,9 +123,20 @@ function followResponse(req: ClientRequest, signal: AbortSignal, timeoutMs: numb
     const onAbort = () => {
       destroy(abortError(signal.reason));
     };
-    const timer = setTimeout(() => {
+    // The timeout is checked lazily: a chunk only notes the time it came (a long answer is
+    // thousands of chunks, and refreshing a timer for each cost more than the rest of its
+    // reading); when the timer fires early because something came meanwhile, it is set again for
+    // what is left of the silence.
+    let lastActivity = performance.now();
+    const onSilence = () => {
+      const silent = performance.now() - lastActivity;
+      if (silent < timeoutMs) {
+        timer = setTimeout(onSilence, Math.ceil(timeoutMs - silent));
+        return;
+      }
       destroy(new ProviderTimeoutError(timeoutMs, responded ? 'idle' : 'first-byte'));
-    }, timeoutMs);
+    };
+    let timer = setTimeout(onSilence, timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
 
     req.on('error', (error) => {
@@ -133,7 +144,7 @@ function followResponse(req: ClientRequest, signal: AbortSignal, timeoutMs: numb
     });
     req.on('response', (res: IncomingMessage) => {
       responded = true;
-      timer.refresh();
+      lastActivity = performance.now();
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
         // The body (the provider's error text) is drained, never read: it may quote the key.
@@ -145,7 +156,7 @@ function followResponse(req: ClientRequest, signal: AbortSignal, timeoutMs: numb
       res.setEncoding('utf8');
       res.on('data', (text: string) => {
         if (settled) return;
-        timer.refresh();
+        lastActivity = performance.now();
         try {
           sink.onData(text);
         } catch (error) {

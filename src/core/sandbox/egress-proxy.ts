@@ -184,7 +184,9 @@ export class EgressProxy {
   async #listen(socketPath: string): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', reject);
-      this.#server.listen(socketPath, () => {
+      // Exclusive: in a worker of WORKERS > 1, node:cluster would otherwise have the primary bind
+      // the socket and hand each connection over to this process.
+      this.#server.listen({ path: socketPath, exclusive: true }, () => {
         this.#server.off('error', reject);
         resolve();
       });

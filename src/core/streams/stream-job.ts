@@ -16,6 +16,28 @@ export interface FollowableStream {
   followInBatches(after: number, signal?: AbortSignal): AsyncGenerator<readonly SequencedEvent[]>;
   /** The sequence number of its `done` once it has ended, else null (a reader past it gets 204). */
   doneSeq(): Promise<number | null>;
+  /** A stream of this instance, which a reader can follow by a direct call (see LiveStream). */
+  readonly live?: LiveStream;
+}
+
+/**
+ * A stream followed by a listener instead of a generator: for each batch of events a reader
+ * costs one call, where followInBatches() costs a Promise, a generator's resumption and the
+ * microtasks between them. What a writer at its socket's pace needs: it reads what it has not
+ * sent when it is ready, and is told when there is more.
+ */
+export interface LiveStream {
+  /** The last sequence number written so far. */
+  readonly lastSeq: number;
+  /** False once the job has finished: nothing will follow its last event. */
+  readonly running: boolean;
+  /** The events after `after` (a new array; empty when there are none). */
+  eventsAfter(after: number): readonly SequencedEvent[];
+  /**
+   * Calls `listener` after new events were pushed (once for all those pushed in one run of
+   * code) and once when the job finishes. Returns the unsubscribe.
+   */
+  subscribe(listener: () => void): () => void;
 }
 
 export type AbortCause = 'client' | 'shutdown';
@@ -47,9 +69,20 @@ function approximateBytes(event: ChatEvent): number {
  * for a reader, so a client that leaves does not stop it (CONTRACT §6); a slow reader only falls
  * behind in the log.
  */
-export class StreamJob implements FollowableStream {
-  private readonly log: SequencedEvent[] = [];
-  private readonly wakers = new Set<() => void>();
+export class StreamJob implements FollowableStream, LiveStream {
+  /**
+   * The events in order; event i has sequence number i + 1. Kept bare, without a {seq, event}
+   * pair each: a stream holds its whole log for replays, and readers get the pairs made for them.
+   */
+  private readonly log: ChatEvent[] = [];
+  /** Readers told of every change (LiveStream). */
+  private readonly listeners = new Set<() => void>();
+  /** Generators waiting for the next change: each is told once, then waits anew. */
+  private waiters: (() => void)[] = [];
+  /** Whether a change is already to be told (once per run of code, whatever it pushed). */
+  private changeQueued = false;
+  private ended: Promise<void> | null = null;
+  private resolveEnded: (() => void) | null = null;
   private readonly controller = new AbortController();
   private finishedAt: number | null = null;
   private abortCause: AbortCause | null = null;
@@ -66,6 +99,10 @@ export class StreamJob implements FollowableStream {
   /** Aborted by the abort endpoint or at shutdown; the generation then closes its provider request. */
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  get live(): LiveStream {
+    return this;
   }
 
   get running(): boolean {
@@ -87,7 +124,7 @@ export class StreamJob implements FollowableStream {
 
   /** The `done` event's metadata once the job has it. */
   get doneMetadata(): Extract<ChatEvent, { type: 'done' }>['metadata'] | null {
-    const last = this.log.at(-1)?.event;
+    const last = this.log.at(-1);
     return last?.type === 'done' ? last.metadata : null;
   }
 
@@ -108,21 +145,36 @@ export class StreamJob implements FollowableStream {
 
   push(event: ChatEvent): void {
     if (!this.running) return;
-    this.log.push({ seq: this.log.length + 1, event });
+    this.log.push(event);
     this.bytes += approximateBytes(event);
     if (event.type === 'done') this.finish();
-    this.wake();
+    this.changed();
   }
 
   /** Ends a job that could not produce its `done` (it failed before its provider answered). */
   discard(): void {
     if (this.finishedAt === null) this.finish();
-    this.wake();
+    this.changed();
   }
 
   private finish(): void {
     this.finishedAt = Date.now();
     this.onFinish(this);
+    this.resolveEnded?.();
+  }
+
+  eventsAfter(after: number): readonly SequencedEvent[] {
+    const from = Math.max(0, after);
+    const batch: SequencedEvent[] = [];
+    for (let index = from; index < this.log.length; index++) batch.push({ seq: index + 1, event: this.log[index] as ChatEvent });
+    return batch;
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   /** Every event after `after`, then the live ones, until `done`; stops early when `signal` aborts. */
@@ -136,36 +188,62 @@ export class StreamJob implements FollowableStream {
    */
   async *followInBatches(after: number, signal?: AbortSignal): AsyncGenerator<readonly SequencedEvent[]> {
     let next = Math.max(0, after);
-    for (;;) {
-      if (next < this.log.length) {
-        const batch = this.log.slice(next);
-        next = this.log.length;
-        yield batch;
-        continue;
+    // One abort listener for the whole follow, not one per wait.
+    let wake: (() => void) | null = null;
+    const onAbort = () => {
+      if (wake === null) return;
+      const index = this.waiters.indexOf(wake);
+      if (index !== -1) this.waiters.splice(index, 1);
+      wake();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        if (next < this.log.length) {
+          const batch = this.eventsAfter(next);
+          next = this.log.length;
+          yield batch;
+          continue;
+        }
+        if (!this.running || signal?.aborted) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          this.waiters.push(resolve);
+        });
+        wake = null;
       }
-      if (!this.running || signal?.aborted) return;
-      await this.nextChange(signal);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 
   /** Resolves when the job has finished (its `done` is in the log, or it was discarded). */
-  async finished(): Promise<void> {
-    while (this.running) await this.nextChange();
-  }
-
-  private nextChange(signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        this.wakers.delete(wake);
-        signal?.removeEventListener('abort', wake);
-        resolve();
-      };
-      this.wakers.add(wake);
-      signal?.addEventListener('abort', wake, { once: true });
+  finished(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    this.ended ??= new Promise<void>((resolve) => {
+      this.resolveEnded = resolve;
     });
+    return this.ended;
   }
 
-  private wake(): void {
-    for (const wake of [...this.wakers]) wake();
+  /**
+   * Tells the readers once for everything pushed in this run of code, in a microtask: the
+   * events one provider chunk produced reach each reader as one batch (one socket write).
+   */
+  private changed(): void {
+    if (this.changeQueued) return;
+    if (this.listeners.size === 0 && this.waiters.length === 0) return;
+    this.changeQueued = true;
+    queueMicrotask(this.tell);
   }
+
+  private readonly tell = (): void => {
+    this.changeQueued = false;
+    const waiters = this.waiters;
+    if (waiters.length > 0) {
+      this.waiters = [];
+      for (const wake of waiters) wake();
+    }
+    for (const listener of this.listeners) listener();
+  };
 }

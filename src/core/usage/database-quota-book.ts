@@ -2,7 +2,7 @@ import { newId } from '../ids.js';
 import type { ProviderName } from '../config/env-schema.js';
 import type { CallUsage, Lease, LeaseAsk, QuotaBook, QuotaBookOptions, Refusal, SettledCall } from './quota-book.js';
 import { decideReservation, type HeldUse } from './quota-decision.js';
-import { numberOf, readWindowTotals, recordCall } from './usage-ledger.js';
+import { numberOf, readWindowTotals, recordCall, recordCalls } from './usage-ledger.js';
 import { estimateStoredAnswer } from './token-estimate.js';
 import type { Query, UsageSql } from './usage-sql.js';
 
@@ -12,7 +12,7 @@ const insertLease = `INSERT INTO "QuotaLease" (id, "userId", tokens, "costMicros
 const deleteLease = `DELETE FROM "QuotaLease" WHERE id = ?`;
 const renewLeases = `UPDATE "QuotaLease" SET "expiresAt" = ? WHERE instance = ?`;
 const lapsed = `SELECT id FROM "QuotaLease" WHERE "expiresAt" < ? ORDER BY "expiresAt" LIMIT 100`;
-const claimLease = `DELETE FROM "QuotaLease" WHERE id = ? AND "expiresAt" < ? RETURNING "userId", provider, model, "inputEstimate", "answerId", "conversationId", "startedAt"`;
+const claimLease = `DELETE FROM "QuotaLease" WHERE id = ? AND "expiresAt" < ? RETURNING "userId", provider, model, tokens, "inputEstimate", "answerId", "conversationId", "startedAt"`;
 
 export async function heldOf(query: Query, userId: string): Promise<HeldUse> {
   const [row] = await query(heldBy, [userId]);
@@ -59,11 +59,12 @@ export class DatabaseQuotaBook implements QuotaBook {
     return this.sql.lockedMany(
       calls.map((call) => call.usage.userId),
       async (query) => {
-        for (const { lease, usage } of calls) {
-          if (lease) await query(deleteLease, [lease.id]);
-          // A lease the sweep took meanwhile (this instance stalled past its expiry) was recorded then.
-          await recordCall(query, usage, lease?.id);
-        }
+        for (const { lease } of calls) if (lease) await query(deleteLease, [lease.id]);
+        // A lease the sweep took meanwhile (this instance stalled past its expiry) was recorded then.
+        await recordCalls(
+          query,
+          calls.map(({ lease, usage }) => ({ usage, entryId: lease?.id })),
+        );
       },
     );
   }
@@ -94,7 +95,9 @@ export class DatabaseQuotaBook implements QuotaBook {
     return this.sql.locked(String(row.userId), async (query) => {
       const [lease] = await query(claimLease, [id, now]);
       if (!lease) return false;
-      const output = await estimateStoredAnswer(query, typeof lease.answerId === 'string' ? lease.answerId : null);
+      // The lease holds the prompt's worst case and the output granted together.
+      const outputLimit = Math.max(0, numberOf(lease.tokens) - numberOf(lease.inputEstimate));
+      const output = await estimateStoredAnswer(query, typeof lease.answerId === 'string' ? lease.answerId : null, outputLimit);
       await recordCall(query, recoveredUsage(lease, output, this.options), id);
       return true;
     });

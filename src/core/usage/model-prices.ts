@@ -31,9 +31,15 @@ export function parseModelPrices(text: string | undefined): ModelPrices {
   return new Map(Object.entries(parsed.data));
 }
 
-/** The model's own price, else its provider's `provider/*`, else null (no price). */
+/**
+ * The model's own price, else its provider's `provider/*`, else null (no price). A name and the
+ * same name with `:latest` are one model, as model access takes them (model-pattern.ts): the
+ * lists name Ollama's models with the tag, and a price set for `ollama/llama3.2` must hold for
+ * `llama3.2:latest`, or a cost quota would be sidestepped by spelling the tag.
+ */
 export function priceOf(prices: ModelPrices, provider: ProviderName, model: string): TokenPrice | null {
-  return prices.get(`${provider}/${model}`) ?? prices.get(`${provider}/*`) ?? null;
+  const untagged = model.endsWith(':latest') ? model.slice(0, -':latest'.length) : model;
+  return prices.get(`${provider}/${untagged}`) ?? prices.get(`${provider}/${untagged}:latest`) ?? prices.get(`${provider}/*`) ?? null;
 }
 
 export function costMicros(price: TokenPrice | null, inputTokens: number, outputTokens: number): number | null {

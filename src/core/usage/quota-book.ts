@@ -8,7 +8,7 @@ export interface LeaseAsk {
   model: string;
   limits: readonly LimitRow[];
   ask: ReservationAsk;
-  /** The prompt's usual token estimate: what crash recovery charges for the input. */
+  /** The prompt's worst case in tokens (token-estimate.ts): what crash recovery charges for the input. */
   inputEstimate: number;
   conversationId: string | null;
   answerId: string | null;

@@ -9,12 +9,17 @@ import type { LimitRow } from './quota-decision.js';
 import { periodEnd } from './quota-periods.js';
 import { primeScript, reserveScript, settleScript, sweepScript } from './redis-quota-script.js';
 import { recoveredUsage } from './database-quota-book.js';
-import { periodsOf, readWindowTotals, recordCall, recordedUse } from './usage-ledger.js';
+import { periodsOf, readWindowTotals, recordCall, recordCalls, recordedUse } from './usage-ledger.js';
 import type { UsageSql } from './usage-sql.js';
 import { estimateStoredAnswer } from './token-estimate.js';
 
 /** Totals keys outlive their period by a day, so a late settle still finds its key. */
 const TOTALS_GRACE_MS = 86_400_000;
+
+/** A user's settle count outlives every period a prime could be reading totals for. */
+function settleCountKeptUntil(): number {
+  return Date.now() + 32 * 86_400_000 + TOTALS_GRACE_MS;
+}
 
 const shas = new Map<string, string>();
 
@@ -42,6 +47,8 @@ export class RedisQuotaBook implements QuotaBook {
    * connection it would queue behind the stream mirror's writes.
    */
   private readonly client: RedisClient;
+  /** The first connection: a call made before it is up (the start's sweep) waits for it. */
+  private readonly connecting: Promise<unknown>;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -51,7 +58,7 @@ export class RedisQuotaBook implements QuotaBook {
     this.client = redis.client.duplicate();
     // The shared connection reports Redis's state; without a listener errors would crash the process.
     this.client.on('error', () => undefined);
-    this.client.connect().catch(() => undefined);
+    this.connecting = this.client.connect().catch(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -66,6 +73,11 @@ export class RedisQuotaBook implements QuotaBook {
   private totalsKeys(userId: string, at: number): string[] {
     const periods = periodsOf(at);
     return quotaWindows.map((window) => `${this.redis.keyPrefix}quota:${userId}:${window}:${periods[window]}`);
+  }
+
+  /** How many of the user's calls were settled, for priming (primeScript). */
+  private settlesKey(userId: string): string {
+    return `${this.redis.keyPrefix}quota:${userId}:settles`;
   }
 
   private get expiryKey(): string {
@@ -83,6 +95,10 @@ export class RedisQuotaBook implements QuotaBook {
   private async eval(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
     const sha = shaOf(script);
     const rest = [String(keys.length), ...keys, ...args.map(String)];
+    // Before the first connection is up a command would fail at once ("The client is offline"),
+    // and the start's sweep of lapsed leases logged a warning every time; after it, a Redis that
+    // went away fails closed as before.
+    if (!this.client.isReady) await withTimeout(this.connecting).catch(() => undefined);
     try {
       return await withTimeout(this.client.sendCommand(['EVALSHA', sha, ...rest]));
     } catch (error) {
@@ -104,6 +120,8 @@ export class RedisQuotaBook implements QuotaBook {
       provider: ask.provider,
       model: ask.model,
       inputEstimate: ask.inputEstimate,
+      // The output limit asked for (the script may grant less): what a recovery charges at most.
+      outputLimit: ask.ask.outputLimit,
       answerId: ask.answerId,
       conversationId: ask.conversationId,
       startedAt: ask.startedAt,
@@ -138,33 +156,50 @@ export class RedisQuotaBook implements QuotaBook {
     throw new AppError('INTERNAL_ERROR', 'The quota could not be checked');
   }
 
-  /** Copies the database's settled totals for the user's current periods into Redis where missing. */
+  /**
+   * Copies the database's settled totals for the user's current periods into Redis where missing.
+   * A call settled meanwhile makes the script refuse (see primeScript): the totals are read again.
+   */
   private async prime(userId: string, at: number): Promise<void> {
-    const totals = await readWindowTotals(this.sql.query, userId, at);
     const keys = this.totalsKeys(userId, at);
-    await Promise.all(
-      quotaWindows.map((window: QuotaWindow, index) => {
-        const use = totals.get(window) ?? { tokens: 0, costMicros: 0, requests: 0 };
-        return this.eval(primeScript, [keys[index] ?? ''], [use.tokens, use.costMicros, use.requests, periodEnd(window, at) + TOTALS_GRACE_MS]);
-      }),
-    );
+    const settles = this.settlesKey(userId);
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const reply = await withTimeout(this.client.sendCommand(['GET', settles]));
+      const counted = typeof reply === 'string' ? reply : '0';
+      const totals = await readWindowTotals(this.sql.query, userId, at);
+      const primed = await Promise.all(
+        quotaWindows.map((window: QuotaWindow, index) => {
+          const use = totals.get(window) ?? { tokens: 0, costMicros: 0, requests: 0 };
+          return this.eval(primeScript, [keys[index] ?? '', settles], [use.tokens, use.costMicros, use.requests, periodEnd(window, at) + TOTALS_GRACE_MS, counted]);
+        }),
+      );
+      if (primed.every((reply) => Number(reply) === 1)) return;
+    }
   }
 
   async settle(calls: readonly SettledCall[]): Promise<void> {
-    // Redis first: each lease stops counting and its usage starts counting in one step. A Redis
-    // that cannot be reached leaves the lease to lapse; the ledger still records the call.
-    await Promise.all(
-      calls.map(({ lease, usage }) => {
-        const keys = [this.leasesKey(usage.userId), ...this.totalsKeys(usage.userId, usage.startedAt), this.expiryKey];
-        const args = [lease?.id ?? '', lease ? this.member(usage.userId, lease.id) : '', usage.inputTokens + usage.outputTokens, usage.costMicros ?? 0];
-        return this.eval(settleScript, keys, args).catch(() => undefined);
-      }),
-    );
+    // The database first, then Redis, where each lease stops counting and its usage starts
+    // counting in one step. In this order a totals key primed meanwhile never lacks a call: read
+    // before the commit, the prime is refused by the settle count and read again (primeScript);
+    // read after it, the call is in it (and, should the key appear before the Redis step, counted
+    // twice until the period ends: too much, never too little). A Redis that cannot be reached
+    // leaves the lease to lapse; the sweep finds the call already recorded (recordedUse).
     await this.sql.lockedMany(
       calls.map((call) => call.usage.userId),
       async (query) => {
-        for (const { lease, usage } of calls) await recordCall(query, usage, lease?.id);
+        await recordCalls(
+          query,
+          calls.map(({ lease, usage }) => ({ usage, entryId: lease?.id })),
+        );
       },
+    );
+    const countKept = settleCountKeptUntil();
+    await Promise.all(
+      calls.map(({ lease, usage }) => {
+        const keys = [this.leasesKey(usage.userId), ...this.totalsKeys(usage.userId, usage.startedAt), this.expiryKey, this.settlesKey(usage.userId)];
+        const args = [lease?.id ?? '', lease ? this.member(usage.userId, lease.id) : '', usage.inputTokens + usage.outputTokens, usage.costMicros ?? 0, countKept];
+        return this.eval(settleScript, keys, args).catch(() => undefined);
+      }),
     );
   }
 
@@ -180,7 +215,8 @@ export class RedisQuotaBook implements QuotaBook {
       // Leases stored before their data named them have no id: recorded under a new one.
       const entryId = typeof data.id === 'string' ? data.id : newId();
       const counted = await this.sql.locked(String(data.userId), async (query) => {
-        const output = await estimateStoredAnswer(query, typeof data.answerId === 'string' ? data.answerId : null);
+        const outputLimit = typeof data.outputLimit === 'number' ? data.outputLimit : Number.MAX_SAFE_INTEGER;
+        const output = await estimateStoredAnswer(query, typeof data.answerId === 'string' ? data.answerId : null, outputLimit);
         const usage = recoveredUsage(data, output, this.options);
         if (await recordCall(query, usage, entryId)) return { usage, tokens: usage.inputTokens + usage.outputTokens, costMicros: usage.costMicros ?? 0 };
         // Its call was settled and recorded, but Redis was unreachable then (the lease stayed):
@@ -190,7 +226,8 @@ export class RedisQuotaBook implements QuotaBook {
       // Outside the database's transaction: on SQLite it must not wait on the network.
       const { usage } = counted;
       // As in settle: a Redis gone meanwhile must not leave the other claimed leases unrecorded.
-      await this.eval(settleScript, [this.leasesKey(usage.userId), ...this.totalsKeys(usage.userId, usage.startedAt), this.expiryKey], ['', '', counted.tokens, counted.costMicros]).catch(() => undefined);
+      const keys = [this.leasesKey(usage.userId), ...this.totalsKeys(usage.userId, usage.startedAt), this.expiryKey, this.settlesKey(usage.userId)];
+      await this.eval(settleScript, keys, ['', '', counted.tokens, counted.costMicros, settleCountKeptUntil()]).catch(() => undefined);
     }
     return claimed.length;
   }

@@ -75,9 +75,14 @@ redis.call('ZADD', KEYS[5], tonumber(ARGV[3]), ARGV[2])
 return {'ok', tostring(output), tostring(tokens), tostring(reserved)}
 `;
 
-// Fills a missing totals key from the database's figures, unless another caller did meanwhile.
-// KEYS: 1 the totals key. ARGV: tokens, cost, requests, expire at (epoch ms).
+// Fills a missing totals key from the database's figures, unless another caller did meanwhile,
+// or a call of the user was settled since the figures were read (the user's settle count moved
+// from ARGV[5]): that call may be missing from them, and its settle found no key to add it to,
+// so the caller reads the database again (0) rather than store totals that lack it.
+// KEYS: 1 the totals key, 2 the user's settle count. ARGV: tokens, cost, requests, expire at
+// (epoch ms), the settle count read before the figures.
 export const primeScript = `
+if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[5] then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 't', ARGV[1], 'c', ARGV[2], 'r', ARGV[3])
   redis.call('PEXPIREAT', KEYS[1], ARGV[4])
@@ -86,9 +91,13 @@ return 1
 `;
 
 // Releases a lease and adds the call's real usage to the totals that are present (a missing one
-// is filled from the database, which records the call, when it is next needed).
-// KEYS: 1 leases, 2–4 totals, 5 expiry index. ARGV: lease id ('' for none), member, tokens, cost.
+// is filled from the database, which recorded the call before this runs, when it is next needed),
+// and counts the settle for primeScript.
+// KEYS: 1 leases, 2–4 totals, 5 expiry index, 6 the user's settle count. ARGV: lease id ('' for
+// none), member, tokens, cost, the settle count's expiry (epoch ms).
 export const settleScript = `
+redis.call('INCR', KEYS[6])
+redis.call('PEXPIREAT', KEYS[6], ARGV[5])
 if ARGV[1] ~= '' then
   redis.call('HDEL', KEYS[1], ARGV[1])
   redis.call('ZREM', KEYS[5], ARGV[2])

@@ -11,7 +11,7 @@ import type { LimitRow } from './quota-decision.js';
 import { periodEnd } from './quota-periods.js';
 import { purgeOldTotals } from './usage-ledger.js';
 import type { UsageSql } from './usage-sql.js';
-import { estimateTextTokens, estimateTokensOfBytes, promptBytes, worstCaseInputTokens } from './token-estimate.js';
+import { worstCaseInputTokens, worstCaseOutputTokens } from './token-estimate.js';
 
 /** How often old per-period totals are dropped. */
 const PURGE_EVERY_MS = 3_600_000;
@@ -28,7 +28,7 @@ export interface CallPlan {
   user: User;
   provider: ProviderName;
   model: string;
-  call: Pick<ChatCall, 'system' | 'messages' | 'tools'>;
+  call: Pick<ChatCall, 'system' | 'messages' | 'tools' | 'options'>;
   /** What the caller asked for, if anything. */
   maxTokens: number | undefined;
   conversationId: string | null;
@@ -119,11 +119,9 @@ export class UsageMeter {
     const startedAt = Date.now();
     const limits = this.policies.limitsFor(plan.user).map(asLimitRow);
     // Walking the prompt costs time on a long history: only a reservation, or a provider that
-    // reports no count, needs the estimate.
-    const estimate = () => {
-      const prompt = promptBytes(plan.call);
-      return estimateTokensOfBytes(prompt.bytes, prompt.messages);
-    };
+    // reports no count, needs the prompt's worst case (token-estimate.ts), and then once.
+    let inputWorstCase: number | undefined;
+    const estimate = () => (inputWorstCase ??= worstCaseInputTokens(plan.call));
     const price = priceOf(this.prices, plan.provider, plan.model);
     let lease: Lease | null = null;
     let maxTokens = plan.maxTokens;
@@ -134,7 +132,7 @@ export class UsageMeter {
         provider: plan.provider,
         model: plan.model,
         limits,
-        ask: { inputTokens: worstCaseInputTokens(plan.call), outputLimit: plan.maxTokens ?? this.options.outputTokens, price },
+        ask: { inputTokens: estimate(), outputLimit: plan.maxTokens ?? this.options.outputTokens, price },
         inputEstimate: estimate(),
         conversationId: plan.conversationId,
         answerId: plan.answerId,
@@ -152,19 +150,25 @@ export class UsageMeter {
       end: (end) => {
         if (ended) return;
         ended = true;
-        this.queue.push({ lease, usage: this.usageOf(plan, end, estimate, price, startedAt) });
+        this.queue.push({ lease, usage: this.usageOf(plan, end, { input: estimate, outputLimit: maxTokens }, price, startedAt) });
         if (this.queue.length === 1) this.track(this.flushSoon());
       },
     };
   }
 
-  private usageOf(plan: CallPlan, end: CallEnd, inputEstimate: () => number, price: ReturnType<typeof priceOf>, startedAt: number): CallUsage {
+  private usageOf(
+    plan: CallPlan,
+    end: CallEnd,
+    worstCase: { input: () => number; outputLimit: number | undefined },
+    price: ReturnType<typeof priceOf>,
+    startedAt: number,
+  ): CallUsage {
     // A provider that reported nothing (or zeros: no model reads a prompt for free), or counts
     // that are no counts (negative ones would hand a quota back), is estimated.
     const given = end.usage === null ? null : { input: tokenCount(end.usage.inputTokens), output: tokenCount(end.usage.outputTokens) };
     const reported = given !== null && given.input !== null && given.output !== null && (given.input > 0 || given.output > 0);
-    const inputTokens = reported ? (given.input ?? 0) : inputEstimate();
-    const outputTokens = reported ? (given.output ?? 0) : estimateTextTokens(end.text);
+    const inputTokens = reported ? (given.input ?? 0) : worstCase.input();
+    const outputTokens = reported ? (given.output ?? 0) : worstCaseOutputTokens(end.text, worstCase.outputLimit);
     return {
       userId: plan.user.id,
       provider: plan.provider,
