@@ -172,6 +172,31 @@ describeOnDatabases('usage and quota attacks', (kind) => {
     expect(entry?.inputTokens).toBeGreaterThanOrEqual(Buffer.byteLength('cut me') + 8);
   });
 
+  it('a provider that ignores max_tokens is cut off at the limit it was sent: the quota is charged that, not what it streamed', async () => {
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 100_000 }] });
+    // 400 one-token pieces where 20 were asked for: the fake, like a misbehaving server, ignores num_predict.
+    const pieces = Array.from({ length: 400 }, (_, index) => `w${index % 10} `);
+    ollama.enqueue({ kind: 'text', chunks: pieces, usage: { input: 10, output: 400 } });
+    const reply = await as('user', 'POST', '/v1/chat/completions', { model: 'ollama/llama3.2', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    expect(reply.status, reply.text).toBe(200);
+    const sent = ollama.chatRequests()[0]?.body as { options?: { num_predict?: number } };
+    expect(sent.options?.num_predict).toBe(20);
+    expect(reply.body.choices[0].finish_reason).toBe('length');
+    // At most the limit and its slack (8 + 10 %) of the 400 pieces reached the caller.
+    const received = (reply.body.choices[0].message.content as string).split(' ').filter(Boolean).length;
+    expect(received).toBeGreaterThanOrEqual(20);
+    expect(received).toBeLessThanOrEqual(30);
+    await svc.service.deps.usage.settled();
+    const [entry] = await ledger();
+    expect(entry).toMatchObject({ outcome: 'aborted', estimated: true, outputTokens: 20 });
+    // Streamed on /api too: the answer stored is the cut one, ended by its length.
+    ollama.enqueue({ kind: 'text', chunks: pieces, usage: { input: 10, output: 400 } });
+    const streamed = await as('user', 'POST', '/api/message/stream', { message: 'again', newConversation: true, options: { maxTokens: 20 } });
+    expect(streamed.status).toBe(200);
+    expect(streamed.text).toContain('"finishReason":"length"');
+    expect((streamed.text.match(/"type":"text"/g) ?? []).length).toBeLessThanOrEqual(30);
+  });
+
   it('a model that keeps calling tools in chat mode is checked before each round: a request quota is never overshot', async () => {
     await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'minute', requests: 2 }] });
     const round = (id: string) => ({ kind: 'tools' as const, calls: [{ id, name: 'run_command', arguments: { command: 'true' } }] });

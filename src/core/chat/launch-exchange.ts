@@ -3,6 +3,7 @@ import { AppError } from '../errors/app-error.js';
 import type { StreamJob } from '../streams/stream-job.js';
 import type { ChatDeps } from './chat-deps.js';
 import { runExchange, type PreparedExchange, type ReadyGate } from './run-exchange.js';
+import { exchangeStarts } from './start-gate.js';
 
 function readyGate(): ReadyGate & { promise: Promise<void> } {
   let settled = false;
@@ -44,7 +45,8 @@ export async function launchExchange(
   const job = deps.streams.open(owner.userId, owner.provider);
   const gate = readyGate();
   try {
-    const exchange = await prepare();
+    // A few at a time (start-gate.ts), so a burst of starts leaves the running streams' events room.
+    const exchange = await exchangeStarts.run(prepare);
     void runExchange(deps, exchange, job, gate).catch((error: unknown) => {
       deps.logger.error({ err: error, streamId: job.id }, 'a generation failed unexpectedly');
       gate.reject(new AppError('STREAMING_ERROR', 'The answer could not be generated'));

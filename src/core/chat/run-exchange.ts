@@ -13,6 +13,7 @@ import type { ChatDeps } from './chat-deps.js';
 import type { ChatTarget } from './chat-target.js';
 import { parseToolArguments, runToolCall, type ChatTool } from './chat-tool.js';
 import { EventSink } from './event-sink.js';
+import { OutputCap } from './output-cap.js';
 import type { StoredToolCall } from './history-window.js';
 
 /** Everything a generation needs, prepared (and validated) before the provider is called. */
@@ -93,7 +94,10 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
   const grow = () => {
     writer.update(snapshot());
   };
+  // The running call's output cap (output-cap.ts), replaced for each provider call.
+  let cap = new OutputCap(undefined, job.signal);
   const onText = (delta: string, logprobs?: readonly TokenLogprob[]) => {
+    if (!cap.take(delta)) return;
     timing.firstTokenAt ??= performance.now();
     text += delta;
     sink.emit(logprobs === undefined ? { type: 'text', content: delta } : { type: 'text', content: delta, logprobs });
@@ -130,6 +134,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
         answerId: writer.id,
       });
       progress.called = true;
+      cap = new OutputCap(metered.maxTokens, job.signal);
       let result: Awaited<ReturnType<typeof callModel>>;
       try {
         result = await callModel(
@@ -138,14 +143,19 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
             provider: target.provider,
             baseUrl: deps.config.providers[target.provider].baseUrl,
             apiKey: target.apiKey,
-            signal: job.signal,
+            signal: cap.signal,
             timeoutMs: deps.config.PROVIDER_TIMEOUT_MS,
             onResponse,
             onText,
           },
         );
       } catch (error) {
-        metered.end({ usage: null, text: text.slice(stepTextStart), outcome: job.signal.aborted ? 'aborted' : 'failed' });
+        metered.end({ usage: null, text: text.slice(stepTextStart), outcome: job.signal.aborted || cap.cut ? 'aborted' : 'failed' });
+        // Cut off at its output limit (a provider ignoring it): the answer ends as if it had stopped there.
+        if (cap.cut && !job.signal.aborted) {
+          finishReason = 'length';
+          break;
+        }
         throw error;
       }
       metered.end({ usage: result.usage, text: text.slice(stepTextStart), outcome: job.signal.aborted ? 'aborted' : 'completed' });
