@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeOnDatabases } from '../helpers/databases.js';
+import { watchEventLoop } from '../helpers/loop-gaps.js';
 import { startTestService, type TestService } from '../helpers/test-service.js';
 
 // Deleting the longest conversation an import allows (issue 20): on SQLite it was one synchronous
@@ -26,13 +27,7 @@ describeOnDatabases('deleting a long conversation', (kind) => {
     expect(JSON.stringify((await svc.request('GET', '/api/conversation/current')).body)).toContain(id);
 
     // The longest gap between ticks of a 5 ms timer while the deletion runs in this process.
-    let last = performance.now();
-    let longestGap = 0;
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-    }, 5);
+    const loop = watchEventLoop(5);
     const seen: number[] = [];
     const deleting = { on: true };
     const reader = (async () => {
@@ -46,7 +41,7 @@ describeOnDatabases('deleting a long conversation', (kind) => {
     const deleted = await svc.request('DELETE', `/api/conversation/${id}`);
     deleting.on = false;
     await reader;
-    clearInterval(ticker);
+    const longestGap = loop.stop();
     expect(deleted.status, deleted.text).toBe(200);
     expect(seen.length).toBeGreaterThan(0);
 
