@@ -25,6 +25,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { startBuiltService } from './built-service.js';
 import { percentile } from './http-load.js';
+import { indexAllPending } from '../src/core/chat-store/sqlite-search-indexer.js';
 
 const CONVERSATIONS = 10_000;
 const PER_CONVERSATION = 20;
@@ -76,6 +77,8 @@ function seedSqlite(path: string, seed: Seed): void {
       c.messages.forEach((content, seq) => message.run(randomUUID(), c.id, seq, seq % 2 === 0 ? 'user' : 'assistant', content, at(c.at + seq)));
     }
   })();
+  // Indexed now, as the service's indexer would have by the time it is searched.
+  indexAllPending(db);
   db.close();
 }
 

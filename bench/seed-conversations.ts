@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { indexAllPending } from '../src/core/chat-store/sqlite-search-indexer.js';
 
 export interface SeedPlan {
   conversations: number;
@@ -44,6 +45,8 @@ function seedSqlite(path: string, plan: SeedPlan): Seeded {
       messages += count;
     }
   })();
+  // Indexed now, as the service's indexer would have by the time it is searched.
+  indexAllPending(db);
   db.close();
   return { longId, messages };
 }

@@ -14,54 +14,35 @@
 // The connections are made before the streams are asked for (see stream-phase.ts);
 // BENCH_NEW_CONNECTIONS=1 gives every stream a new one instead. `tsx bench/streams.ts --cpu-prof`
 // also writes a CPU profile of the service and prints its hot spots. BENCH_STREAMS sets how many
-// streams (default 2,000). Each costs a descriptor here and in the upstream, two in the service:
+// streams (default 2,000). BENCH_DIST names the build to start (default dist: an A/B runs this
+// against two builds in folders of their own), BENCH_NODE_FLAGS adds flags to the service's node
+// (V8 heap flags, `--trace-gc`). Each costs a descriptor here and in the upstream, two in the service:
 // `ulimit -n` must allow a little more than the count (checked).
-import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startService, type Started } from './chat-processes.js';
+import { startService } from './chat-processes.js';
 import { printHotSpots } from './chat-profile.js';
 import { heapProbeFlags, openFilesLimit } from './proc-stats.js';
 import { seedConversations } from './seed-conversations.js';
 import { readSlowStream, type SlowStreamTarget } from './slow-stream-reader.js';
 import { runPhase, type PhaseResult, type Usage } from './stream-phase.js';
 import type { Spread } from './stream-gaps.js';
+import { startSlowUpstream } from './slow-upstream.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2000);
 /** BENCH_NEW_CONNECTIONS=1: every stream on a connection made with it (see stream-phase.ts). */
 const newConnections = process.env.BENCH_NEW_CONNECTIONS === '1';
+const extraNodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 const CHUNKS = 80;
 /** A phase's streams take about 14 s once open; whatever still runs after this has failed. */
 const PHASE_LIMIT_MS = 60_000;
 /** Issue 7's targets. */
 const ADDED_GAP_P99_TARGET_MS = 50;
 const PER_STREAM_TARGET_KB = 64;
-
-async function startSlowUpstream(): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/streams-upstream.ts'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, STREAM_CHUNKS: String(CHUNKS) },
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => {
-      reject(new Error(`the slow upstream exited with ${code}`));
-    });
-    createInterface({ input: child.stdout }).once('line', (line) => {
-      resolve((JSON.parse(line) as { url: string }).url);
-    });
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  };
-  return { child, url, stop };
-}
 
 /**
  * One empty conversation per stream, so that no two streams share a history or a row. They are
@@ -198,7 +179,7 @@ async function main(): Promise<void> {
   // Kept after the run, for a closer look than the hot spots printed.
   const profileDir = process.argv.includes('--cpu-prof') ? mkdtempSync(join(tmpdir(), 'assistant-bench-streams-prof-')) : undefined;
   try {
-    const upstream = await startSlowUpstream();
+    const upstream = await startSlowUpstream(CHUNKS);
     const service = await startService(
       {
         DATABASE_URL: databaseUrl,
@@ -214,7 +195,8 @@ async function main(): Promise<void> {
         PROVIDER_TIMEOUT_MS: '60000',
         HEAP_PROBE_FILE: heapFile,
       },
-      [...heapProbeFlags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
+      [...heapProbeFlags, ...extraNodeFlags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
+      process.env.BENCH_DIST ?? 'dist',
     ).catch(async (error: unknown) => {
       await upstream.stop();
       throw error;

@@ -10,6 +10,7 @@ import { answerClientError } from './http/client-error.js';
 import { errorHandler, notFound } from './http/not-found.js';
 import { hostGuard } from './http/host-guard.js';
 import { refuseTerminalCallers } from './http/terminal-callers.js';
+import { middlewareSequence } from './http/middleware-sequence.js';
 import { requestLogging } from './http/request-id.js';
 import { requestTiming } from './http/request-timing.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
@@ -35,42 +36,46 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
 
-  app.use(requestLogging(logger));
   const routes = buildRouteTable(appRouter, legacyAliases);
   const procedures = procedureTypes();
-  // Each request is matched to its procedure once; every later layer reads that.
-  app.use(resolveRequests(routes, procedures));
-  app.use(requestTiming(deps.metrics, procedures.keys()));
-  // Liveness and readiness probes address the service by whatever name or IP the orchestrator
-  // has (a pod IP), and tell nothing worth a DNS-rebinding attack: before the Host check.
-  app.use(healthEndpoints(deps));
-  app.use(hostGuard(config));
-  // Commands that share the host's network (SANDBOX_NETWORK=host, SANDBOX=none) could call the
-  // API as their user; in their own network namespace they cannot reach it at all (CONTRACT §11).
-  if (deps.sandbox.network === 'host') app.use(refuseTerminalCallers(deps.terminals));
   // Preflights always answer 204; only ALLOWED_ORIGINS get the allow headers (CONTRACT §2, §8).
   const allowedOrigins = new Set(config.ALLOWED_ORIGINS);
+  // What every request passes before the REST bridge, in this order, as one Express layer
+  // (middleware-sequence.ts: the router's own work per layer was as much as theirs).
   app.use(
-    cors({
-      origin: (origin, callback) => {
-        callback(null, origin !== undefined && allowedOrigins.has(origin));
+    middlewareSequence([
+      requestLogging(logger),
+      // Each request is matched to its procedure once; every later layer reads that.
+      resolveRequests(routes, procedures),
+      requestTiming(deps.metrics, procedures.keys()),
+      // Liveness and readiness probes address the service by whatever name or IP the orchestrator
+      // has (a pod IP), and tell nothing worth a DNS-rebinding attack: before the Host check.
+      healthEndpoints(deps),
+      hostGuard(config),
+      // Commands that share the host's network (SANDBOX_NETWORK=host, SANDBOX=none) could call the
+      // API as their user; in their own network namespace they cannot reach it at all (CONTRACT §11).
+      ...(deps.sandbox.network === 'host' ? [refuseTerminalCallers(deps.terminals)] : []),
+      cors({
+        origin: (origin, callback) => {
+          callback(null, origin !== undefined && allowedOrigins.has(origin));
+        },
+        exposedHeaders: ['X-Request-Id', 'X-Stream-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
+      }),
+      // cors() passes preflights from other origins on; they still answer 204, without allow headers.
+      (req, res, next) => {
+        if (req.method === 'OPTIONS') res.status(204).end();
+        else next();
       },
-      exposedHeaders: ['X-Request-Id', 'X-Stream-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
-    }),
+      // A foreign page's writes and bodies that are not JSON, refused before anything runs (CONTRACT §8).
+      writeGuards(config),
+      handleUnmatched(deps.rateLimits),
+      // A request resolved to a REST route goes to the bridge from here; anything else passes on.
+      // None of the routers below serves a path of the route table (all under /api, none of them
+      // /api/docs or /api/openapi.json: tests/unit/route-table.test.ts), so a REST call skipped
+      // nothing but the walk through their layers, a tenth of a small request's time (BENCHMARKS.md).
+      restHandler(appRouter, deps),
+    ]),
   );
-  // cors() passes preflights from other origins on; they still answer 204, without allow headers.
-  app.use((req, res, next) => {
-    if (req.method === 'OPTIONS') res.status(204).end();
-    else next();
-  });
-  // A foreign page's writes and bodies that are not JSON, refused before anything runs (CONTRACT §8).
-  app.use(writeGuards(config));
-  app.use(handleUnmatched(deps.rateLimits));
-  // A request resolved to a REST route goes to the bridge from here; anything else passes on.
-  // None of the routers below serves a path of the route table (all under /api, none of them
-  // /api/docs or /api/openapi.json: tests/unit/route-table.test.ts), so a REST call skipped
-  // nothing but the walk through their layers, a tenth of a small request's time (BENCHMARKS.md).
-  app.use(restHandler(appRouter, deps));
 
   // Browser sign-in: public and in no rate group (CONTRACT §5), so before the limits.
   app.use(oidcLogin(deps));

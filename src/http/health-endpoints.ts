@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError } from '../core/errors/app-error.js';
 import { ReadinessCheck } from '../core/status/readiness.js';
 import type { AppDeps } from '../procedures/context.js';
@@ -12,7 +12,7 @@ import { sendError } from './error-response.js';
  * OpenAPI document either. A 503 is the contract's error envelope (CONTRACT §2: every error
  * reply outside /v1), with the failing checks in `details`.
  */
-export function healthEndpoints(deps: Pick<AppDeps, 'store'>): Router {
+export function healthEndpoints(deps: Pick<AppDeps, 'store'>) {
   const readiness = new ReadinessCheck(deps.store);
   const router = express.Router();
   router.get('/healthz', (_req: Request, res: Response) => {
@@ -33,5 +33,12 @@ export function healthEndpoints(deps: Pick<AppDeps, 'store'>): Router {
       sendError(res, new AppError('SERVICE_UNAVAILABLE', message, { details: { checks: result.checks, ...(result.pending ? { pending: result.pending } : {}) } }));
     }, next);
   });
-  return router;
+  // A router that matches nothing hands the request on only after a turn of the event loop
+  // (setImmediate): every other request would wait that turn here. Its two paths (in any case,
+  // with or without a trailing slash) both start with one of these, so only such requests enter.
+  return function healthRoutes(req: Request, res: Response, next: NextFunction): void {
+    const path = req.path.toLowerCase();
+    if (path.startsWith('/healthz') || path.startsWith('/readyz')) router(req, res, next);
+    else next();
+  };
 }

@@ -110,7 +110,9 @@ export function writeGuards(config: Config) {
     // path of an absolute-form target): a body bound for an API under either reading is checked.
     let resolved: string;
     try {
-      resolved = requestUrl(req).pathname.toLowerCase();
+      // A REST request's URL was parsed once already, by the request resolver, the same way.
+      const known = res.locals.resolved;
+      resolved = (known?.transport === 'rest' ? known.url : requestUrl(req)).pathname.toLowerCase();
     } catch {
       resolved = '';
     }
@@ -126,7 +128,8 @@ export function writeGuards(config: Config) {
       sendRefusal(req, res, refusal, format);
     };
     const foreign = foreignWriteRefusal(req, config);
-    if (foreign || !api) {
+    // A JSON body is never refused for its type: no promise and no turn of the microtask queue.
+    if (foreign || !api || jsonContentType.test(req.headers['content-type'] ?? '')) {
       finish(foreign);
       return;
     }

@@ -102,10 +102,15 @@ export interface Context extends AppDeps, RequestInfo {
 
 /** The context without any transport, so procedures can be called from tests and other bridges. */
 export function createContextInner(deps: AppDeps, request: RequestInfo): Context {
+  let logger: Logger | undefined;
   return {
     ...deps,
     ...request,
-    logger: deps.logger.child({ requestId: request.requestId }),
+    // Made on first use: most requests log nothing of their own, and a pino child (its bindings
+    // serialised through the redaction) was a measurable part of a small request's context.
+    get logger(): Logger {
+      return (logger ??= deps.logger.child({ requestId: request.requestId }));
+    },
     response: { headers: {} },
   };
 }

@@ -81,7 +81,13 @@ function callerGate(guard: Guard, feature?: Feature) {
     if (missing) await deny(ctx, user, missing);
     if (feature) requireFeature(ctx.config, feature);
     await rejectUnstorableInput(getRawInput);
-    const result = await next({ ctx: { user } });
+    // The caller goes onto this request's own context rather than through `next({ ctx })`, which
+    // copies the whole context (every dependency, key by key) for the rest of the chain. The
+    // context is made per request (per /trpc request for a batch, whose calls all share its
+    // memoised caller), so no other caller can see it; the type argument gives the procedure
+    // `ctx.user` as the copy would.
+    Object.assign(ctx, { user });
+    const result = await next<{ user: User }>({});
     if (type !== 'subscription' || !result.ok || user.tokenExpiresAt === undefined || !isAsyncIterable(result.data)) return result;
     return { ...result, data: untilTokenExpiry(result.data, user.tokenExpiresAt) };
   });

@@ -57,7 +57,10 @@ export async function writeEventStream(res: Response, job: FollowableStream, aft
   if (format.opening !== undefined) res.write(format.opening);
   // The headers go out with the first events when the provider's first chunk is already here
   // (one write instead of two), and on their own when the stream has to wait for it.
-  const flushHeadersSoon = setImmediate(() => {
+  // Forgotten once it has run: the writer's frame lives as long as the stream, and a run
+  // Immediate still links to the others that ran in its turn (Node leaves its list pointers set).
+  let flushHeadersSoon: NodeJS.Immediate | undefined = setImmediate(() => {
+    flushHeadersSoon = undefined;
     if (!res.headersSent) res.flushHeaders();
   });
   try {

@@ -3,13 +3,13 @@ import type { AppError } from '../core/errors/app-error.js';
 import type { AppRouter } from '../routers/app-router.js';
 import type { AppDeps, Context } from '../procedures/context.js';
 import { appErrorFrom } from '../procedures/error-mapping.js';
-import { createCallerFactory } from '../procedures/trpc.js';
 import { sendError } from '../http/error-response.js';
 import { createRequestContext } from '../http/request-context.js';
 import { seqFromLastEventId, writeSse } from '../realtime/sse-writer.js';
 import { endAtTokenExpiry } from './end-at-token-expiry.js';
 import { readJsonBody } from './read-body.js';
-import { procedureAtPath } from '../routers/procedure-at-path.js';
+import { sendJsonReply } from './json-reply.js';
+import { procedureCall } from '../routers/procedure-at-path.js';
 
 /**
  * Stands in for a body that could not be used. Every REST input is a zod object, which rejects a
@@ -24,7 +24,13 @@ const UNREADABLE_BODY = Symbol('unreadable body');
  * used because its error bodies and its 415 for body-less POSTs cannot be replaced (CONTRACT §2).
  */
 export function restHandler(appRouter: AppRouter, deps: AppDeps) {
-  const createCaller = createCallerFactory(appRouter);
+  // Each route's procedure is found once, not through a caller proxy built per request.
+  const calls = new Map<string, (ctx: Context, input: unknown) => Promise<unknown>>();
+  const callOf = (path: string) => {
+    let call = calls.get(path);
+    if (!call) calls.set(path, (call = procedureCall(appRouter, path)));
+    return call;
+  };
   return async function handleRest(req: Request, res: Response, next: NextFunction): Promise<void> {
     // Matched once, by the request resolver that every other layer reads too.
     const resolved = res.locals.resolved;
@@ -58,8 +64,7 @@ export function restHandler(appRouter: AppRouter, deps: AppDeps) {
       if (sseGet && typeof input === 'object') {
         input = withLastEventId(input as Record<string, unknown>, req.get('last-event-id'));
       }
-      const procedure = procedureAtPath(createCaller(ctx), match.route.procedure);
-      const data: unknown = await procedure(input);
+      const data: unknown = await callOf(match.route.procedure)(ctx, input);
       for (const [name, value] of Object.entries(ctx.response.headers)) res.setHeader(name, value);
       if (match.route.meta.sse) {
         // A finished stream read past its end: no events, and nothing to reconnect for.
@@ -79,7 +84,7 @@ export function restHandler(appRouter: AppRouter, deps: AppDeps) {
         }
         return;
       }
-      res.status(ctx.response.status ?? 200).json(data);
+      sendJsonReply(res, ctx.response.status ?? 200, data);
     } catch (error) {
       if (res.headersSent) {
         // Only an SSE reply can be under way; its stream stays stored and replayable.

@@ -71,12 +71,57 @@ function route(method: OpenApiMethod, path: string, procedure: string, meta: Pro
   };
 }
 
-/** The route for a method and raw (still percent-encoded) path; HEAD is served as GET. */
+/** A path of letters, digits, `/`, `_` and `-` only: its pattern matches exactly that path, in any case. */
+const plainPath = /^[\w/-]+$/;
+
+/**
+ * The table prepared for lookup: each parameterless route with a plain path by its method and
+ * lower-case path (the first such route, where case variants repeat one) with the routes before
+ * it that are not plain, and the routes whose pattern may match other paths, in table order.
+ */
+interface RouteIndex {
+  plain: Map<string, { route: Route; before: readonly Route[] }>;
+  others: readonly Route[];
+}
+
+const indexes = new WeakMap<readonly Route[], RouteIndex>();
+
+function indexOf(routes: readonly Route[]): RouteIndex {
+  let index = indexes.get(routes);
+  if (!index) {
+    const plain = new Map<string, { route: Route; before: readonly Route[] }>();
+    const others: Route[] = [];
+    for (const candidate of routes) {
+      const key = `${candidate.method} ${candidate.path.toLowerCase()}`;
+      if (candidate.paramCount !== 0 || !plainPath.test(candidate.path)) others.push(candidate);
+      else if (!plain.has(key)) plain.set(key, { route: candidate, before: [...others] });
+    }
+    index = { plain, others };
+    indexes.set(routes, index);
+  }
+  return index;
+}
+
+/**
+ * The route for a method and raw (still percent-encoded) path; HEAD is served as GET. The first
+ * route of the table that matches wins. This runs on every request: a plain static path is found
+ * by one map lookup (its pattern confirmed, and no route before it matching) instead of a walk
+ * through the table. A plain path's pattern matches only its own path in another case, so when
+ * the lookup finds none, none of them can match and the walk skips them.
+ */
 export function matchRoute(routes: readonly Route[], method: string, rawPath: string): RouteMatch | null {
   const wanted = method === 'HEAD' ? 'GET' : method;
   const path = normalizePath(rawPath);
+  const { plain, others } = indexOf(routes);
+  const known = plain.get(`${wanted} ${path.toLowerCase()}`);
+  if (known === undefined) return firstMatch(others, wanted, path);
+  if (known.route.pattern.test(path) && firstMatch(known.before, wanted, path) === null) return { route: known.route, params: {} };
+  return firstMatch(routes, wanted, path);
+}
+
+function firstMatch(routes: readonly Route[], method: string, path: string): RouteMatch | null {
   for (const candidate of routes) {
-    if (candidate.method !== wanted) continue;
+    if (candidate.method !== method) continue;
     const match = candidate.pattern.exec(path);
     if (!match) continue;
     const params: Record<string, string> = {};

@@ -1,3 +1,7 @@
+import type { AnyRouter } from '@trpc/server';
+import type { ProcedureCallOptions } from '@trpc/server/unstable-core-do-not-import';
+import type { Context } from '../procedures/context.js';
+
 /** A caller's procedure by its dotted path (`terminals.execute`), as the route table and other instances name it. */
 export function procedureAtPath(caller: object, dottedPath: string): (input: unknown) => Promise<unknown> {
   let target: unknown = caller;
@@ -6,4 +10,19 @@ export function procedureAtPath(caller: object, dottedPath: string): (input: unk
   }
   if (typeof target !== 'function') throw new TypeError(`no procedure at ${dottedPath}`);
   return target as (input: unknown) => Promise<unknown>;
+}
+
+type CallProcedure = (opts: ProcedureCallOptions<Context>) => Promise<unknown>;
+
+/**
+ * One procedure's call with a context, found once: what `createCaller(ctx).a.b(input)` does
+ * (tRPC's own caller makes the same single call, with the same options), without the two
+ * proxies and the path walk that the caller builds anew for every request. The procedure's
+ * middleware chain (gate, input and output validation) runs whole, as through any caller.
+ */
+export function procedureCall(router: AnyRouter, dottedPath: string): (ctx: Context, input: unknown) => Promise<unknown> {
+  const procedure = (router._def.procedures as Record<string, unknown>)[dottedPath] as (CallProcedure & { _def: { type: ProcedureCallOptions<Context>['type'] } }) | undefined;
+  if (typeof procedure !== 'function') throw new TypeError(`no procedure at ${dottedPath}`);
+  const type = procedure._def.type;
+  return (ctx, input) => procedure({ path: dottedPath, getRawInput: () => Promise.resolve(input), ctx, type, signal: undefined, batchIndex: 0 });
 }

@@ -47,7 +47,7 @@ it('writes a growing answer at most once per 250 ms, the first 250 ms after it s
   const conversationId = recorded?.conversation.id ?? '';
   const { store, writes } = recording(opened.chat);
   const started = performance.now();
-  const writer = new AnswerWriter(store, conversationId, target, createLogger('silent'));
+  const writer = new AnswerWriter(store, conversationId, target, { logger: createLogger('silent') });
   let text = '';
   // A chunk every 10 ms for 1.1 s: a write per chunk would be 110 of them.
   while (performance.now() - started < 1100) {
@@ -75,7 +75,15 @@ it('stores an answer that ends before its first interval once, whole, and leaves
   const recorded = await opened.chat.recordQuestion({ userId: 'ann', conversationId: null, content: 'q', defaultTitle: 'q', historyLimit: 50 });
   const conversationId = recorded?.conversation.id ?? '';
   const { store, writes } = recording(opened.chat);
-  const writer = new AnswerWriter(store, conversationId, target, createLogger('silent'));
+  // The request's logger is made on first use: a writer whose writes all succeed never asks for it.
+  let loggerReads = 0;
+  const log = {
+    get logger() {
+      loggerReads++;
+      return createLogger('silent');
+    },
+  };
+  const writer = new AnswerWriter(store, conversationId, target, log);
   writer.update({ content: 'Short', toolCalls: [] });
   writer.update({ content: 'Short answer', toolCalls: [] });
   const stored = await writer.finish({ content: 'Short answer', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 2 } }, 'ann');
@@ -83,6 +91,7 @@ it('stores an answer that ends before its first interval once, whole, and leaves
   await sleep(ANSWER_WRITE_INTERVAL_MS + 100);
   expect(writes).toEqual([]);
   expect(await opened.db.message.findUniqueOrThrow({ where: { id: stored.messageId ?? '' } })).toMatchObject({ content: 'Short answer', streaming: false });
+  expect(loggerReads).toBe(0);
 });
 
 it('keeps 250 ms for ordinary loads and widens the interval only when very many answers grow at once', () => {

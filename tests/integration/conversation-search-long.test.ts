@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteConversationReads } from '../../src/core/chat-store/sqlite-conversation-reads.js';
+import { indexAllPending } from '../../src/core/chat-store/sqlite-search-indexer.js';
 import { sqliteFilePath } from '../../src/core/db/create-db.js';
 import { migrate } from '../../src/core/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -48,6 +49,8 @@ describe('conversation search over long messages on SQLite', () => {
       conversation.run('short', owner, 'short', 1, 1, '2026-02-01T00:00:00.000+00:00', '2026-02-01T00:00:00.000+00:00');
       message.run('short-0', 'short', 0, 'qs mask tail needle', at);
     })();
+    // As the service's indexer would have by now: the heads in the index, nothing pending.
+    indexAllPending(raw);
     reads = new SqliteConversationReads(sqliteFilePath(database.url));
   }, 120_000);
 
@@ -89,6 +92,7 @@ describe('conversation search over long messages on SQLite', () => {
     const at = '2026-03-01T00:00:00.000+00:00';
     raw.prepare(`INSERT INTO "Conversation" (id, "ownerId", title, "messageCount", "nextSeq", "createdAt", "lastModified") VALUES ('growing', ?, '', 1, 1, ?, ?)`).run(owner, at, at);
     const entries = () => raw.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM "ConversationSearchEntry" WHERE "messageId" = 'growing-0'`).get()?.n;
+    const pending = (id: string) => raw.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM "ConversationSearchPending" WHERE "messageId" = ?`).get(id)?.n;
     // The chat store's statements: the first write of a growing answer, its rewrites, its close.
     raw.prepare(`INSERT INTO "Message" (id, "conversationId", seq, role, content, streaming, "createdAt") VALUES ('growing-0', 'growing', 0, 'assistant', 'Once upon', 1, ?)`).run(at);
     const rewrite = raw.prepare<[string]>(`UPDATE "Message" SET content = ? WHERE id = 'growing-0'`);
@@ -99,12 +103,22 @@ describe('conversation search over long messages on SQLite', () => {
     expect(entries()).toBe(0);
     for (const text of ['WYVERN', 'by the sea', 'se']) expect((await search(text)).ids, text).toContain('growing');
     raw.prepare(`UPDATE "Message" SET content = 'Once upon a time a drake woke', streaming = 0 WHERE id = 'growing-0'`).run();
+    // Whole: pending (read in full) until the indexer moves it into the index, found either way.
+    expect(entries()).toBe(0);
+    expect(pending('growing-0')).toBe(1);
+    for (const moved of [false, true]) {
+      if (moved) indexAllPending(raw);
+      expect((await search('drake')).ids, `moved: ${moved}`).toContain('growing');
+      expect((await search('wyvern')).ids, `moved: ${moved}`).not.toContain('growing');
+    }
     expect(entries()).toBe(1);
-    expect((await search('drake')).ids).toContain('growing');
-    expect((await search('wyvern')).ids).not.toContain('growing');
+    expect(pending('growing-0')).toBe(0);
     // A crash left one growing: recovery marks it whole (no new text), and the index takes it then.
     raw.prepare(`INSERT INTO "Message" (id, "conversationId", seq, role, content, streaming, "createdAt") VALUES ('growing-1', 'growing', 1, 'assistant', 'cut off mid basilisk', 1, ?)`).run(at);
     raw.prepare(`UPDATE "Message" SET streaming = 0 WHERE id = 'growing-1'`).run();
+    expect(pending('growing-1')).toBe(1);
+    expect((await search('basilisk')).ids).toContain('growing');
+    indexAllPending(raw);
     expect(raw.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM "ConversationSearchEntry" WHERE "messageId" = 'growing-1'`).get()?.n).toBe(1);
     expect((await search('basilisk')).ids).toContain('growing');
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
 import type { ListQuery } from '../../src/core/chat-store/conversation-reads.js';
 import { SqliteConversationReads } from '../../src/core/chat-store/sqlite-conversation-reads.js';
+import { indexAllPending } from '../../src/core/chat-store/sqlite-search-indexer.js';
 import { sqliteFilePath } from '../../src/core/db/create-db.js';
 import { migrate } from '../../src/core/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -80,6 +81,8 @@ describe('conversation search in steps on SQLite', () => {
       conversation.run('elsewhere', 'someone-else', 'common', 1, late, late);
       message.run('elsewhere-m', 'elsewhere', 'common common');
     })();
+    // As the service's indexer would have by now (the reference reads the index alone).
+    indexAllPending(raw);
     reads = new SqliteConversationReads(sqliteFilePath(database.url));
   }, 180_000);
 

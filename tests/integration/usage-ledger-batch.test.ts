@@ -2,13 +2,17 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sqliteFilePath } from '../../src/core/db/create-db.js';
 import { migrate } from '../../src/core/db/migrate.js';
-import type { CallUsage } from '../../src/core/usage/quota-book.js';
+import { createLogger } from '../../src/core/logger.js';
+import { DatabaseQuotaBook } from '../../src/core/usage/database-quota-book.js';
+import type { PolicyBook } from '../../src/core/usage/policy-book.js';
+import type { CallUsage, SettledCall } from '../../src/core/usage/quota-book.js';
+import { UsageMeter } from '../../src/core/usage/usage-meter.js';
 import { readWindowTotals, recordCalls } from '../../src/core/usage/usage-ledger.js';
 import type { UsageSql } from '../../src/core/usage/usage-sql.js';
 import { postgresUsageSql, sqliteUsageSql } from '../../src/core/usage/usage-sql-drivers.js';
 import { createTestDatabase, describeOnDatabases, type TestDatabase } from '../helpers/databases.js';
 
-// A settle records the calls that ended in one event-loop turn together (usage-ledger.ts
+// A settle records the calls that ended within a few milliseconds together (usage-ledger.ts
 // recordCalls): one total update per user and period for all of them. The totals must be what
 // one call at a time would have made, a repeated lease id (a call settled twice) counted once,
 // and every user's totals their own.
@@ -58,5 +62,73 @@ describeOnDatabases('usage ledger batches', (kind) => {
       expect(ann.get(window), window).toEqual({ tokens: 63, costMicros: 13, requests: 3 });
       expect(bob.get(window), window).toEqual({ tokens: 101, costMicros: 0, requests: 1 });
     }
+  });
+
+  /** A meter over this suite's ledger whose book counts the calls in each settle. */
+  function countingMeter(limitsOf: (userId: string) => { window: 'day'; metric: 'tokens'; limit: number }[]) {
+    const book = new DatabaseQuotaBook(sql, { instance: 'batch-test', leaseMs: 30_000, costOf: () => null });
+    const batches: number[] = [];
+    const counting = Object.assign(Object.create(book) as DatabaseQuotaBook, {
+      settle: (calls: readonly SettledCall[]) => {
+        batches.push(calls.length);
+        return book.settle(calls);
+      },
+    });
+    const policies = { limitsFor: (user: { id: string }) => limitsOf(user.id) } as unknown as PolicyBook;
+    const meter = new UsageMeter(counting, policies, new Map(), { outputTokens: 1000, leaseMs: 30_000, sql }, createLogger('silent'));
+    const call = (userId: string) =>
+      meter.begin({
+        user: { id: userId, roles: ['User'], permissions: new Set() },
+        provider: 'ollama',
+        model: 'm',
+        call: { system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] },
+        maxTokens: undefined,
+        conversationId: null,
+        answerId: null,
+      });
+    return { meter, batches, call };
+  }
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('settles calls that end one after another, turns apart, in one transaction, and records each', async () => {
+    // No limits hold: the ledger write is all a call costs (a sequential client's case).
+    const { meter, batches, call } = countingMeter(() => []);
+    try {
+      for (let i = 0; i < 10; i++) {
+        (await call('sequential')).end({ usage: { inputTokens: 3, outputTokens: 4 }, text: 'four', outcome: 'completed' });
+        // The next exchange comes a turn later, as a client's next request does.
+        await nextTurn();
+      }
+      await meter.settled();
+    } finally {
+      // Stops its timer; the book holds no connection of its own (the suite closes `sql`).
+      await meter.close();
+    }
+    // One settle (two if a slow machine spread the ten calls past the settle's wait): per turn, it was ten.
+    expect(batches.reduce((sum, n) => sum + n, 0)).toBe(10);
+    expect(batches.length).toBeLessThanOrEqual(2);
+    const totals = await readWindowTotals(sql.query, 'sequential', Date.now());
+    expect(totals.get('day')).toEqual({ tokens: 70, costMicros: 0, requests: 10 });
+  });
+
+  it('settles a call holding a reservation at the next turn, so the caller asking again finds it released', async () => {
+    // 1,500 tokens a day: one call's reservation (its prompt and 1,000 of output) fits, two do not.
+    const { meter, batches, call } = countingMeter((userId) => (userId === 'near-its-limit' ? [{ window: 'day', metric: 'tokens', limit: 1500 }] : []));
+    try {
+      for (let i = 0; i < 3; i++) {
+        // An unlimited caller's call waits to be batched; the reserved one after it must not wait with it.
+        (await call('unlimited')).end({ usage: { inputTokens: 1, outputTokens: 1 }, text: 'x', outcome: 'completed' });
+        (await call('near-its-limit')).end({ usage: { inputTokens: 3, outputTokens: 4 }, text: 'four', outcome: 'completed' });
+        await nextTurn();
+        await nextTurn();
+        // Settled already, with the unlimited call beside it: the next reservation is not refused for this one's.
+        expect(batches.reduce((sum, n) => sum + n, 0), `call ${i}`).toBe(2 * (i + 1));
+      }
+      await meter.settled();
+    } finally {
+      await meter.close();
+    }
+    const totals = await readWindowTotals(sql.query, 'near-its-limit', Date.now());
+    expect(totals.get('day')).toEqual({ tokens: 21, costMicros: 0, requests: 3 });
   });
 });

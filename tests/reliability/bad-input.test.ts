@@ -290,6 +290,7 @@ describeOnDatabases('bad input from the OpenAPI document', (kind) => {
     initRepository(folder.path);
     const seeded = await seedState(svc, folder.path);
     const before = await snapshot(svc, seeded);
+    const policyBefore = (await ok(svc, 'GET', '/api/policies')).body.policy as unknown;
 
     const document = (await ok(svc, 'GET', '/api/openapi.json')).body;
     const operations = operationsOf(document);
@@ -332,8 +333,12 @@ describeOnDatabases('bad input from the OpenAPI document', (kind) => {
     expect(operations.filter((operation) => (perOperation.get(operation.name) ?? 0) < 10)).toEqual([]);
     expect(verdicts.reject).toBeGreaterThan(counts[kind] / 4);
 
-    // The service still answers, normally, and a chat still gets its answer.
+    // The service still answers, normally, and a chat still gets its answer. A valid generated
+    // PUT /api/policies may have stored quotas or model rules that refuse it (as they should):
+    // the policy the run began with is put back first.
     expect((await svc.request('GET', '/api/status')).body.status).toBe('ok');
+    const restored = await svc.request('PUT', '/api/policies', { json: policyBefore });
+    expect(restored.status, restored.text).toBe(200);
     const chat = await svc.request('POST', '/api/openai/message', { json: { message: 'still there?', model: 'gpt-4o-mini', apiKey: 'sk-after' } });
     expect(chat.status, chat.text).toBe(200);
     expect(chat.body.response).toBe('Hello from fake');

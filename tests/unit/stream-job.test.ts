@@ -113,3 +113,20 @@ it('resolves finished() at the end however many wait, and at once for a finished
   await waiting;
   expect(discarded.running).toBe(false);
 });
+
+it('keeps a plain text event as its text alone and gives it back as the same event, the same JSON', () => {
+  const job = new StreamJob('00000000-0000-4000-8000-000000000003', 'ann', 'openai');
+  const logprobs = [{ token: 'b', logprob: -0.1, bytes: null, top_logprobs: [] }];
+  const events = [text('a'), { type: 'text' as const, content: 'b', logprobs }, { type: 'tool_call' as const, id: 't', name: 'n', params: {} }, { type: 'done' as const, metadata }];
+  for (const event of events) job.push(event);
+  // A stream holds its whole log for replays: a text event, nearly every event, costs its string
+  // and a slot, not an object of its own besides (40 B each).
+  const log = (job as unknown as { log: unknown[] }).log;
+  expect(log[0]).toBe('a');
+  expect(log[1]).toBe(events[1]);
+  const replayed = job.eventsAfter(0).map(({ event }) => event);
+  expect(replayed).toEqual(events);
+  // What the SSE writer sends (JSON.stringify of each event) is unchanged, key order included.
+  expect(replayed.map((event) => JSON.stringify(event))).toEqual(events.map((event) => JSON.stringify(event)));
+  expect(job.doneMetadata).toEqual(metadata);
+});

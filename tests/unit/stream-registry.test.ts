@@ -131,3 +131,14 @@ it('keeps a handed-over stream for its transport’s first read, however short t
   finish(live);
   expect(() => registry.require('ann', live.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
 });
+
+it('gives every job the same finish callback, not a closure of its own that each kept job would hold', () => {
+  const registry = new StreamRegistry({ maxPerUser: 2, retentionMs: 60_000, maxRetainedBytes: 1e9 });
+  const onFinish = (job: StreamJob) => (job as unknown as { onFinish: unknown }).onFinish;
+  const first = registry.open('ann', 'openai');
+  const second = registry.open('ann', 'openai');
+  expect(onFinish(first)).toBe(onFinish(second));
+  // And it still does its work: the finished job frees its place.
+  finish(first);
+  expect(() => registry.open('ann', 'openai')).not.toThrow();
+});

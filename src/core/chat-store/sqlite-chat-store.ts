@@ -20,6 +20,7 @@ import {
 } from './chat-store.js';
 import { retryWhileBusy } from './sqlite-busy.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { SqliteSearchIndexer } from './sqlite-search-indexer.js';
 import { SqliteWholeConversation } from './sqlite-whole-conversation.js';
 import { SqliteWriteBatch } from './sqlite-write-batch.js';
 import {
@@ -131,6 +132,7 @@ export class SqliteChatStore implements ChatStore {
   private readonly writes: SqliteWriteBatch;
   private readonly wholeConversations: SqliteWholeConversation;
   private readonly checkpointer: SqliteCheckpointer;
+  private readonly indexer: SqliteSearchIndexer;
 
   /** `path` is the SQLite file Prisma uses; the schema must be migrated already. */
   /** `writer`: this instance, recorded on the answers it generates (see closeInterruptedAnswers). */
@@ -146,6 +148,7 @@ export class SqliteChatStore implements ChatStore {
     this.writes = new SqliteWriteBatch(this.db);
     this.wholeConversations = new SqliteWholeConversation(this.db, path, this.writes);
     this.checkpointer = new SqliteCheckpointer(path, this.db);
+    this.indexer = new SqliteSearchIndexer(this.db, this.writes);
   }
 
   readSetup(query: SetupQuery): Promise<ChatSetup> {
@@ -163,8 +166,9 @@ export class SqliteChatStore implements ChatStore {
     });
   }
 
-  insertConversation(conversation: WholeConversation): Promise<void> {
-    return this.wholeConversations.insert(conversation);
+  async insertConversation(conversation: WholeConversation): Promise<void> {
+    await this.wholeConversations.insert(conversation);
+    this.indexer.queued();
   }
 
   deleteConversation(ownerId: string, id: string): Promise<boolean> {
@@ -172,6 +176,8 @@ export class SqliteChatStore implements ChatStore {
   }
 
   recordQuestion(question: NewQuestion): Promise<RecordedQuestion | null> {
+    // The question's row is queued for the search index (sqlite-search-indexer.ts).
+    this.indexer.queued();
     return this.writes.run(() => this.storeQuestion(question));
   }
 
@@ -191,6 +197,7 @@ export class SqliteChatStore implements ChatStore {
     target: AnswerTarget,
     newAnswerId = newId(),
   ): Promise<StoredAnswer> {
+    this.indexer.queued();
     const stored = await this.writes.run(() => {
       const s = this.statements;
       let id = messageId;
@@ -207,6 +214,7 @@ export class SqliteChatStore implements ChatStore {
   }
 
   async close(): Promise<void> {
+    await this.indexer.stop();
     await this.wholeConversations.close();
     await this.checkpointer.stop();
     this.db.close();

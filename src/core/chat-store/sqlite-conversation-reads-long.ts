@@ -11,7 +11,9 @@ import type { ListedRow } from './sqlite-conversation-reads-order.js';
 // statement reads at most one message, which the body limit bounds (1 MB: about 6 ms for GLOB,
 // under 1 ms for LIKE), and the messages are listed from the partial index without reading them.
 // The answers still growing are walked the same way: the index holds an answer from the moment it
-// is whole (the search_growing_answers migration), so a search reads the live ones in full.
+// is whole (the search_growing_answers migration), so a search reads the live ones in full. So are
+// the messages stored whole and not yet in the index (the search_pending migration: they are
+// moved into it a step at a time, sqlite-search-indexer.ts).
 
 /** How long one step of a search may read before it lets the event loop serve others (the scan's, the lookup's and these). */
 export const STEP_BUDGET_MS = 4;
@@ -34,18 +36,23 @@ const LISTED_PER_STATEMENT = 512;
 interface ListParameters {
   ownerId: string;
   conversation: string;
-  entry: bigint;
+  /** The position within the conversation the statement before reached: a rowid, or a message id for the pending list. */
+  after: bigint | string;
   size: number;
 }
 
 interface ListedLong {
   conversationId: string;
+  /** The message's rowid, which the checks read it by. */
   entry: number;
+  after: number | string;
 }
 
+/** The messages the index does not cover (whole, or at all): long ones, growing answers, those still pending. */
+export type UnindexedKind = 'long' | 'growing' | 'pending';
+
 export interface LongWalkStatements {
-  /** The long messages, then the growing answers (never in the index: see below). */
-  lists: readonly Database.Statement<[ListParameters], ListedLong>[];
+  lists: Record<UnindexedKind, Database.Statement<[ListParameters], ListedLong>>;
   like: Database.Statement<[{ entry: bigint; pattern: string }], { hit: number }>;
   glob: Database.Statement<[{ entry: bigint; pattern: string; superset: string }], { hit: number }>;
   conversation: Database.Statement<[{ id: string; ownerId: string; at: string | null; cursorId: string | null }], ListedRow & { inPage: number }>;
@@ -53,9 +60,9 @@ export interface LongWalkStatements {
 
 function listThrough(db: Database.Database, index: string, indexed: string): Database.Statement<[ListParameters], ListedLong> {
   return db.prepare<[ListParameters], ListedLong>(
-    `SELECT m."conversationId" AS "conversationId", m.rowid AS entry
+    `SELECT m."conversationId" AS "conversationId", m.rowid AS entry, m.rowid AS after
      FROM "Message" m INDEXED BY "${index}" CROSS JOIN "Conversation" c ON c.id = m."conversationId"
-     WHERE ${indexed} AND (m."conversationId", m.rowid) > (@conversation, @entry)
+     WHERE ${indexed} AND (m."conversationId", m.rowid) > (@conversation, @after)
        AND c."ownerId" = @ownerId AND (c."messageCount" > 0 OR c."title" <> '')
      ORDER BY m."conversationId", m.rowid LIMIT @size`,
   );
@@ -70,10 +77,20 @@ export function prepareLongWalk(db: Database.Database): LongWalkStatements {
     // long messages, only live answers), where the owner's conversations may be 300,000. Each
     // WHERE clause repeats its partial index's word for word, as SQLite needs to use it (it then
     // reads no text).
-    lists: [
-      listThrough(db, 'Message_long_idx', `length(m."content") > ${INDEXED_CHARACTERS}`),
-      listThrough(db, 'Message_growing_idx', 'm."streaming" = 1'),
-    ],
+    lists: {
+      long: listThrough(db, 'Message_long_idx', `length(m."content") > ${INDEXED_CHARACTERS}`),
+      growing: listThrough(db, 'Message_growing_idx', 'm."streaming" = 1'),
+      // The messages stored whole and not yet moved into the index (sqlite-search-indexer.ts), in
+      // the pending list's key order: a few hundred at most, unless an import or a stop left more.
+      pending: db.prepare<[ListParameters], ListedLong>(
+        `SELECT p."conversationId" AS "conversationId", m.rowid AS entry, p."messageId" AS after
+         FROM "ConversationSearchPending" p CROSS JOIN "Conversation" c ON c.id = p."conversationId"
+         JOIN "Message" m ON m.id = p."messageId"
+         WHERE (p."conversationId", p."messageId") > (@conversation, @after)
+           AND c."ownerId" = @ownerId AND (c."messageCount" > 0 OR c."title" <> '')
+         ORDER BY p."conversationId", p."messageId" LIMIT @size`,
+      ),
+    },
     like: db.prepare(`SELECT 1 AS hit FROM "Message" WHERE rowid = @entry AND "content" LIKE @pattern ESCAPE '\\'`),
     // WHERE terms are tested in order, each only when the one before held: GLOB reads only texts
     // the superset LIKE let through.
@@ -93,13 +110,14 @@ export interface LongWalkRequest {
 }
 
 /**
- * Finds the owner's listed conversations, not yet in `counted`, with a long message or a growing
- * answer holding the text anywhere; adds each to `counted` and, when it lies after the request's
- * cursor, hands it to `found`. A write landing between two statements may or may not be seen, as
- * in the steps before it.
+ * Finds the owner's listed conversations, not yet in `counted`, with a message of the `kinds`
+ * holding the text anywhere; adds each to `counted` and, when it lies after the request's cursor,
+ * hands it to `found`. A write landing between two statements may or may not be seen, as in the
+ * steps before it.
  */
 export async function walkLongMessages(
   statements: LongWalkStatements,
+  kinds: readonly UnindexedKind[],
   request: LongWalkRequest,
   counted: Set<string>,
   found: (row: ListedRow) => void,
@@ -110,19 +128,20 @@ export async function walkLongMessages(
   const check = (entry: bigint): boolean =>
     (like ? statements.like.get({ entry, ...likeParameters }) : statements.glob.get({ entry, ...globParameters })) !== undefined;
   let stepStarted = performance.now();
-  for (const list of statements.lists) {
-    let from = { conversation: '', entry: 0n };
+  for (const kind of kinds) {
+    const list = statements.lists[kind];
+    let from: { conversation: string; after: bigint | string } = { conversation: '', after: kind === 'pending' ? '' : 0n };
     for (;;) {
       const listed = await retryWhileBusy(() => list.all({ ownerId: request.ownerId, ...from, size: LISTED_PER_STATEMENT }));
-      for (const { conversationId, entry } of listed) {
-        // An integer, so SQLite compares it with the rowid as an INTEGER (see the lookup's note).
-        from = { conversation: conversationId, entry: BigInt(entry) };
+      for (const { conversationId, entry, after } of listed) {
+        // A rowid as an integer, so SQLite compares it with the rowid as an INTEGER (see the lookup's note).
+        from = { conversation: conversationId, after: typeof after === 'number' ? BigInt(after) : after };
         if (counted.has(conversationId)) continue;
         if (performance.now() - stepStarted > STEP_BUDGET_MS) {
           await nextTurn();
           stepStarted = performance.now();
         }
-        const position = from.entry;
+        const position = BigInt(entry);
         if (!(await retryWhileBusy(() => check(position)))) continue;
         counted.add(conversationId);
         const cursor = { at: request.after?.at ?? null, cursorId: request.after?.id ?? null };

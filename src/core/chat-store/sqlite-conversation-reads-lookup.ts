@@ -90,6 +90,14 @@ export async function lookUpConversations(statements: LookUpStatements, request:
   const counted = new Set<string>();
   const selection = new ListedPageSelection<ScanRow>(request.offset, request.take);
   const cursor = request.after ?? { at: null, id: null };
+  const found = (row: ListedRow) => {
+    selection.add(row);
+  };
+  // The messages the index does not hold yet come first, and the index's last entry is read after
+  // them: a message the indexer moves meanwhile was either still pending when its turn came here,
+  // or already has an entry within the range read below. (The growing answers first, for the same
+  // reason: one stored whole goes to the pending list.)
+  await walkLongMessages(statements.long, ['growing', 'pending'], request, counted, found);
   // Entries written after this are beyond the last step; like any write during the steps, they may or may not be seen.
   const last = BigInt((await retryWhileBusy(() => statements.lastEntry.get()))?.last ?? 0);
   let from = 0n;
@@ -114,8 +122,6 @@ export async function lookUpConversations(statements: LookUpStatements, request:
     span = Math.round(Math.min(span * MAX_STEP_GROWTH, Math.max(MIN_STEP_ROWIDS, pace * STEP_TARGET_MS)));
     if (from < last) await nextTurn();
   }
-  await walkLongMessages(statements.long, request, counted, (row) => {
-    selection.add(row);
-  });
+  await walkLongMessages(statements.long, ['long'], request, counted, found);
   return { rows: selection.page(), total: counted.size };
 }

@@ -116,7 +116,8 @@ export async function scanConversations(scan: PreparedScan, request: ScanRequest
     if (last) resume = { at: last.lastModified, id: last.id };
     if (!done) await nextTurn();
   }
-  await walkLongMessages(scan.long, request, counted, (row) => {
+  // The scan reads every short message itself, pending ones included.
+  await walkLongMessages(scan.long, ['long', 'growing'], request, counted, (row) => {
     selection.add(row);
   });
   return { rows: selection.page(), total: counted.size };

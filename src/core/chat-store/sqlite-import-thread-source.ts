@@ -15,6 +15,8 @@
 // `total` rows have come; {op:'remove', job, id, seqs}; {op:'stop'}. Replies: {job, ok:true} or
 // {job, ok:false, error:{name, message, code}}.
 
+import { INDEXED_CHARACTERS } from './sqlite-conversation-reads-long.js';
+
 export const IMPORT_THREAD_SOURCE = `
 'use strict';
 const { workerData, parentPort } = require('node:worker_threads');
@@ -47,6 +49,18 @@ const s = {
     'INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", streaming, "createdAt") VALUES (?, ?, ?, ?, ?, ?, 0, ?)',
   ),
   publish: db.prepare('UPDATE "Conversation" SET "ownerId" = ? WHERE id = ? AND "ownerId" = ?'),
+  // A step's messages enter the search index in the step's own commit, here off the event loop as
+  // the rows themselves: the triggers leave every new message pending (the search_pending
+  // migration), and these move the conversation's pending rows in one segment. New messages
+  // have no entry yet, so whole sets do what the service's indexer does row by row.
+  indexEntries: db.prepare(
+    'INSERT INTO "ConversationSearchEntry" ("conversationId", "messageId") SELECT "conversationId", "messageId" FROM "ConversationSearchPending" WHERE "conversationId" = ?',
+  ),
+  indexTexts: db.prepare(
+    'INSERT INTO "ConversationSearch" (rowid, "text") SELECT e.id, substr(m."content", 1, ${INDEXED_CHARACTERS}) FROM "ConversationSearchPending" p ' +
+      'JOIN "ConversationSearchEntry" e ON e."messageId" = p."messageId" JOIN "Message" m ON m.id = p."messageId" WHERE p."conversationId" = ?',
+  ),
+  indexed: db.prepare('DELETE FROM "ConversationSearchPending" WHERE "conversationId" = ?'),
   // Through the ("conversationId", seq) index; each row also leaves the search index (its trigger).
   removeMessages: db.prepare('DELETE FROM "Message" WHERE "conversationId" = ? AND seq >= ? AND seq < ?'),
   removeHead: db.prepare('DELETE FROM "Conversation" WHERE id = ? AND "ownerId" = ?'),
@@ -108,6 +122,9 @@ async function insert(job) {
             s.message.run(randomUUID(), head.id, seq, row.role, row.content, row.toolCalls, at);
           }
         });
+        s.indexEntries.run(head.id);
+        s.indexTexts.run(head.id);
+        s.indexed.run(head.id);
         if (end === rows.length) s.publish.run(head.ownerId, head.id, importingOwner);
         return end;
       });

@@ -62,7 +62,8 @@ export class AnswerWriter {
     private readonly conversationId: string,
     // Only the names: a chat target also carries the API key, which must never be stored.
     private readonly target: AnswerTarget,
-    private readonly logger: Logger,
+    // Read only when a write fails: a request's logger is made on first use (procedures/context.ts).
+    private readonly log: { readonly logger: Logger },
     // Chosen up front: a regenerated answer is named by what it replaces (CONTRACT §12).
     private readonly answerId: string = newId(),
   ) {}
@@ -113,7 +114,7 @@ export class AnswerWriter {
       .catch((error: unknown) => {
         // The final write stores the whole answer anyway; a lost intermediate write only
         // widens what a crash could lose.
-        this.logger.warn({ err: error, conversationId: this.conversationId }, 'storing a growing answer failed');
+        this.log.logger.warn({ err: error, conversationId: this.conversationId }, 'storing a growing answer failed');
       });
   }
 }

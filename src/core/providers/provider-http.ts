@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { jsonInSteps, type JsonPieces } from './json-in-steps.js';
 import { ProviderHttpError, ProviderProtocolError, ProviderTimeoutError } from './provider-errors.js';
+import { Utf8Pieces } from './utf8-pieces.js';
 
 // The one HTTP client the chat engine talks to providers with: node:http on keep-alive agents,
 // because a chat answer is a long series of small chunks and fetch's web streams cost about three
@@ -77,11 +78,12 @@ export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink)
 function post(target: string, headers: Record<string, string>, body: JsonPieces): ClientRequest {
   const url = new URL(target);
   const secure = url.protocol === 'https:';
-  const req = (secure ? httpsRequest : httpRequest)(url, {
-    method: 'POST',
-    agent: secure ? agents.https : agents.http,
-    headers: { ...headers, 'content-length': String(body.bytes) },
-  });
+  // Copied, then added to: in Node 20's V8, an optimised `{ ...headers, name: value }` gives
+  // every object it makes a hidden class of its own, which lives in the old space as long as the
+  // request (about 300 B a stream) and as garbage until a full collection after it.
+  const sent: Record<string, string> = Object.assign({}, headers);
+  sent['content-length'] = String(body.bytes);
+  const req = (secure ? httpsRequest : httpRequest)(url, { method: 'POST', agent: secure ? agents.https : agents.http, headers: sent });
   // Sent once the connection is there; the response and errors are listened for in this same tick.
   // A body of ordinary size goes as one string, so node:http sends it with the headers in one
   // write (each piece written on its own was a buffer of its own in one writev, about 15 per
@@ -153,17 +155,23 @@ function followResponse(req: ClientRequest, signal: AbortSignal, timeoutMs: numb
         return;
       }
       sink.onResponse();
-      res.setEncoding('utf8');
-      res.on('data', (text: string) => {
-        if (settled) return;
-        lastActivity = performance.now();
+      // Decoded here, not by res.setEncoding (see utf8-pieces.ts).
+      const text = new Utf8Pieces();
+      const feed = (piece: string) => {
+        if (settled || piece === '') return;
         try {
-          sink.onData(text);
+          sink.onData(piece);
         } catch (error) {
           destroy(error instanceof Error ? error : new Error('Reading the answer failed', { cause: error }));
         }
+      };
+      res.on('data', (piece: Buffer) => {
+        if (settled) return;
+        lastActivity = performance.now();
+        feed(text.push(piece));
       });
       res.on('end', () => {
+        feed(text.end());
         settle();
       });
       // A body that stops before its end (the socket closed or reset) is a cut answer, whatever

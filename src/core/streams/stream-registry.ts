@@ -46,6 +46,11 @@ export class StreamRegistry {
 
   constructor(private readonly options: StreamRegistryOptions) {}
 
+  /** One function for every job, not a closure each: a job keeps it as long as it is kept. */
+  private readonly jobFinished = (job: StreamJob): void => {
+    this.onFinished(job);
+  };
+
   /** A new running job for the user, or 429 with `details.cap` when the user already runs the most allowed. */
   open(ownerId: string, provider: ProviderName): StreamJob {
     if (this.stopping) throw new AppError('SERVICE_UNAVAILABLE', 'The service is stopping');
@@ -56,9 +61,7 @@ export class StreamRegistry {
         details: { cap },
       });
     }
-    const job = new StreamJob(newId(), ownerId, provider, (finishedJob) => {
-      this.onFinished(finishedJob);
-    });
+    const job = new StreamJob(newId(), ownerId, provider, this.jobFinished);
     this.runningPerOwner.set(ownerId, running + 1);
     this.jobs.set(job.id, job);
     this.options.onJobOpened?.(job);

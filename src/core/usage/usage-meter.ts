@@ -11,8 +11,14 @@ import type { LimitRow } from './quota-decision.js';
 import { periodEnd } from './quota-periods.js';
 import { purgeOldTotals } from './usage-ledger.js';
 import type { UsageSql } from './usage-sql.js';
+import { SettleTiming } from './settle-timing.js';
 import { worstCaseInputTokens, worstCaseOutputTokens } from './token-estimate.js';
 
+/**
+ * How long ended calls that hold no reservation wait to be settled together (settle-timing.ts);
+ * a report sees such a call this much later.
+ */
+const SETTLE_DELAY_MS = 20;
 /** How often old per-period totals are dropped. */
 const PURGE_EVERY_MS = 3_600_000;
 
@@ -99,6 +105,7 @@ export class UsageMeter {
   private readonly settling = new Set<Promise<void>>();
   /** Calls ended and not yet settled. */
   private readonly queue: SettledCall[] = [];
+  private readonly timing = new SettleTiming(SETTLE_DELAY_MS);
   private readonly timer: NodeJS.Timeout;
   private purgedAt = 0;
 
@@ -151,7 +158,8 @@ export class UsageMeter {
         if (ended) return;
         ended = true;
         this.queue.push({ lease, usage: this.usageOf(plan, end, { input: estimate, outputLimit: maxTokens }, price, startedAt) });
-        if (this.queue.length === 1) this.track(this.flushSoon());
+        const turn = this.timing.next(lease !== null);
+        if (turn) this.track(this.settleAt(turn));
       },
     };
   }
@@ -183,12 +191,9 @@ export class UsageMeter {
     };
   }
 
-  /**
-   * Settles what ended in this event-loop turn in one transaction: the ledger's writes cost one
-   * commit for many calls under load, not one each.
-   */
-  private async flushSoon(): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve));
+  /** Settles every call ended by `turn` in one transaction: one commit for many calls, not one each. */
+  private async settleAt(turn: Promise<void>): Promise<void> {
+    await turn;
     const calls = this.queue.splice(0);
     try {
       await this.book.settle(calls);

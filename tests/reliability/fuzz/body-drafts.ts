@@ -179,7 +179,8 @@ export function bodyDraft(operation: Operation, kind: string, rng: Rng, aim?: (b
     case 'odd-header':
       return withOddHeader(asJson(base, ''), rng);
     case 'wrong-method': {
-      const method = rng.pick(['PUT', 'PATCH', 'TRACE']);
+      // Not one the path has (PUT /api/policies is a real operation beside GET).
+      const method = rng.pick(['PUT', 'PATCH', 'TRACE'].filter((candidate) => !operation.pathMethods.has(candidate)));
       return { ...asJson(base, method, { method }), verdict: 'reject' };
     }
     default:

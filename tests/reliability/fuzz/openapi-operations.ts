@@ -36,12 +36,15 @@ export interface Operation {
   queryParams: Parameter[];
   /** The JSON request body's schema; absent when the operation documents no body. */
   body: Schema | undefined;
+  /** Every method the document lists for this path: a "wrong method" must be none of them. */
+  pathMethods: ReadonlySet<string>;
 }
 
 /** Every operation of the document, with its parameters and JSON body schema. */
 export function operationsOf(document: { paths: Record<string, Record<string, any>> }): Operation[] {
   const operations: Operation[] = [];
   for (const [template, item] of Object.entries(document.paths)) {
+    const pathMethods = new Set(Object.keys(item).map((method) => method.toUpperCase()));
     for (const [method, operation] of Object.entries(item)) {
       const parameters = (operation.parameters ?? []) as Parameter[];
       operations.push({
@@ -51,6 +54,7 @@ export function operationsOf(document: { paths: Record<string, Record<string, an
         pathParams: parameters.filter((parameter) => parameter.in === 'path'),
         queryParams: parameters.filter((parameter) => parameter.in === 'query'),
         body: operation.requestBody?.content?.['application/json']?.schema as Schema | undefined,
+        pathMethods,
       });
     }
   }

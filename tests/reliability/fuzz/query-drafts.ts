@@ -73,7 +73,8 @@ export function queryDraft(operation: Operation, kind: string, rng: Rng, protect
       if (operation.pathParams.length === 0) break;
       return draft(encodePairs(pairs), '', { pathIds: weirdIds(operation, rng) });
     case 'wrong-method':
-      return draft(encodePairs(pairs), '', { method: rng.pick(['PUT', 'PATCH']), verdict: 'reject' });
+      // Not one the path has (PUT /api/policies is a real operation beside GET).
+      return draft(encodePairs(pairs), '', { method: rng.pick(['PUT', 'PATCH', 'TRACE'].filter((candidate) => !operation.pathMethods.has(candidate))), verdict: 'reject' });
     case 'odd-header':
       return withOddHeader(draft(encodePairs(pairs), ''), rng);
     case 'seeded-read': {
