@@ -27,3 +27,21 @@ export async function startSlowUpstream(chunks: number): Promise<Started> {
   };
   return { child, url, stop };
 }
+
+/** The service's settings for slow streams from that upstream, all of them the one `local` user's. */
+export function slowStreamServiceEnv(upstreamUrl: string, streams: number, databaseUrl: string, heapFile: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    OPENAI_BASE_URL: upstreamUrl,
+    OPENAI_API_KEY: 'sk-bench',
+    AI_MODEL_PROVIDER: 'openai',
+    AI_MODEL_NAME: 'gpt-4o-mini',
+    RATE_LIMIT_ENABLED: 'false',
+    // The cap (10 by default) must fit them all.
+    MAX_STREAMS_PER_USER: String(streams * 2),
+    // The default, said out loud: it bounds the wait for the first byte and every silence after;
+    // the upstream's longest silence is 250 ms.
+    PROVIDER_TIMEOUT_MS: '60000',
+    HEAP_PROBE_FILE: heapFile,
+  };
+}

@@ -18,7 +18,7 @@ import { startService } from './chat-processes.js';
 import { heapProbeFlags, readHeap, rssKb } from './proc-stats.js';
 import { seedConversations } from './seed-conversations.js';
 import { readSlowStream } from './slow-stream-reader.js';
-import { startSlowUpstream } from './slow-upstream.js';
+import { slowStreamServiceEnv, startSlowUpstream } from './slow-upstream.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 500);
 const CHUNKS = 80;
@@ -112,16 +112,7 @@ async function main(): Promise<void> {
   const upstream = await startSlowUpstream(CHUNKS);
   const extraFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
   const service = await startService(
-    {
-      DATABASE_URL: databaseUrl,
-      OPENAI_BASE_URL: upstream.url,
-      OPENAI_API_KEY: 'sk-bench',
-      AI_MODEL_PROVIDER: 'openai',
-      AI_MODEL_NAME: 'gpt-4o-mini',
-      RATE_LIMIT_ENABLED: 'false',
-      MAX_STREAMS_PER_USER: String(STREAMS * 2),
-      HEAP_PROBE_FILE: heapFile,
-    },
+    slowStreamServiceEnv(upstream.url, STREAMS, databaseUrl, heapFile),
     [...heapProbeFlags, ...extraFlags],
     process.env.BENCH_DIST ?? 'dist',
   );

@@ -31,7 +31,7 @@ import { seedConversations } from './seed-conversations.js';
 import { readSlowStream, type SlowStreamTarget } from './slow-stream-reader.js';
 import { runPhase, type PhaseResult, type Usage } from './stream-phase.js';
 import type { Spread } from './stream-gaps.js';
-import { startSlowUpstream } from './slow-upstream.js';
+import { slowStreamServiceEnv, startSlowUpstream } from './slow-upstream.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2000);
 /** BENCH_NEW_CONNECTIONS=1: every stream on a connection made with it (see stream-phase.ts). */
@@ -181,20 +181,7 @@ async function main(): Promise<void> {
   try {
     const upstream = await startSlowUpstream(CHUNKS);
     const service = await startService(
-      {
-        DATABASE_URL: databaseUrl,
-        OPENAI_BASE_URL: upstream.url,
-        OPENAI_API_KEY: 'sk-bench',
-        AI_MODEL_PROVIDER: 'openai',
-        AI_MODEL_NAME: 'gpt-4o-mini',
-        RATE_LIMIT_ENABLED: 'false',
-        // All the streams are the one `local` user's: the cap (10 by default) must fit them.
-        MAX_STREAMS_PER_USER: String(STREAMS * 2),
-        // The default, said out loud: it bounds the wait for the first byte and every silence
-        // after; the upstream's longest silence is 250 ms.
-        PROVIDER_TIMEOUT_MS: '60000',
-        HEAP_PROBE_FILE: heapFile,
-      },
+      slowStreamServiceEnv(upstream.url, STREAMS, databaseUrl, heapFile),
       [...heapProbeFlags, ...extraNodeFlags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
       process.env.BENCH_DIST ?? 'dist',
     ).catch(async (error: unknown) => {
