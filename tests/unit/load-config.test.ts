@@ -3,17 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/core/config/load-config.js';
+import { refusalOf } from '../helpers/config-refusal.js';
 
-/** The one line a refused configuration stops the start with. */
-function refusalOf(environment: Record<string, string>): string {
-  try {
-    loadConfig(environment, null);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('the configuration was accepted');
-}
 
 describe('loadConfig', () => {
   it('gives CONTRACT §1 defaults for an empty environment', () => {

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/core/config/load-config.js';
+import { loadConfig } from '../../src/core/config/load-config.js';
+import { refusalOf } from '../helpers/config-refusal.js';
 
 // WORKERS (issue 24, item 5): several processes behind one port share their state only through
 // the several-instances mode, so more than one is refused without PostgreSQL and Redis.
@@ -11,15 +12,6 @@ const shared = {
   CLUSTER_SECRET: 'a-cluster-secret-of-enough-length',
 };
 
-function refusalOf(environment: Record<string, string>): string {
-  try {
-    loadConfig(environment, null);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('the configuration was accepted');
-}
 
 describe('WORKERS', () => {
   it('is 1 by default, on SQLite as on PostgreSQL', () => {
