@@ -148,6 +148,19 @@ describeOnDatabases('chat store', (kind) => {
     expect((await question(id, 'u4', 0))?.history).toEqual([]);
   });
 
+  it('reaches back past deleted and superseded messages for a full history window', async () => {
+    const id = (await question(null, 'm0'))?.conversation.id ?? '';
+    for (let n = 1; n < 12; n++) await question(id, `m${n}`);
+    // Seqs 0–11 stored. The last eight are gone from the history: four deleted, four superseded;
+    // so the newest two in force (m2, m3) lie far outside the twice-the-limit window behind seq 12.
+    await opened.db.message.deleteMany({ where: { conversationId: id, seq: { in: [4, 6, 8, 10] } } });
+    await opened.db.message.updateMany({ where: { conversationId: id, seq: { in: [5, 7, 9, 11] } }, data: { supersededBy: 'later' } });
+    expect((await question(id, 'm12', 2))?.history.map((m) => m.content)).toEqual(['m2', 'm3']);
+    // With enough in force inside the window, only those are read; the limit holds either way.
+    expect((await question(id, 'm13', 1))?.history.map((m) => m.content)).toEqual(['m12']);
+    expect((await question(id, 'm14', 50))?.history.map((m) => m.content)).toEqual(['m0', 'm1', 'm2', 'm3', 'm12', 'm13']);
+  });
+
   it('reads the setup: named or current conversation, prompt order, active model, active workspace', async () => {
     expect(await chat.readSetup({ userId: 'ann' })).toEqual({ conversation: null, activeModel: null, promptSections: null, workspace: null });
     const id = (await question(null, 'hello'))?.conversation.id ?? '';
@@ -204,7 +217,50 @@ describeOnDatabases('chat store', (kind) => {
     expect(listed.conversations.map((conversation) => conversation.id)).toEqual([older, byPrisma]);
   });
 
+  it('makes the conversation current: for a new user, on a switch, and leaves the row alone when it is already', async () => {
+    const first = (await question(null, 'one'))?.conversation.id ?? '';
+    const state = () => opened.db.userState.findUniqueOrThrow({ where: { userId: 'ann' } });
+    expect(await state()).toMatchObject({ currentConversationId: first });
+    const second = (await question(null, 'two'))?.conversation.id ?? '';
+    expect(await state()).toMatchObject({ currentConversationId: second });
+    const switched = await state();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await question(second, 'again');
+    // Unchanged: not rewritten (its time is the switch's).
+    expect(await state()).toEqual(switched);
+    await question(first, 'back');
+    expect(await state()).toMatchObject({ currentConversationId: first });
+    expect((await state()).updatedAt.getTime()).toBeGreaterThan(switched.updatedAt.getTime());
+  });
+
   if (kind === 'postgresql') {
+    it("does not queue a user's questions on the user's row when the conversation is current already", async () => {
+      const id = (await question(null, 'first'))?.conversation.id ?? '';
+      const other = (await question(null, 'other'))?.conversation.id ?? '';
+      await question(id, 'current again');
+      // Another transaction holds the user's row, as an exchange's commit waiting on its WAL flush does.
+      const holder = new pg.Client({ connectionString: database.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "UserState" WHERE "userId" = 'ann' FOR UPDATE`);
+        const inCurrent = await Promise.race([question(id, 'goes on').then(() => 'stored'), new Promise((resolve) => setTimeout(resolve, 2000, 'waited'))]);
+        expect(inCurrent).toBe('stored');
+        // A switch must change the row, so it waits for the holder, then writes.
+        let switchedAt = 0;
+        const switching = question(other, 'switches').then(() => (switchedAt = Date.now()));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(switchedAt).toBe(0);
+        const releasedAt = Date.now();
+        await holder.query('COMMIT');
+        await switching;
+        expect(switchedAt).toBeGreaterThanOrEqual(releasedAt);
+        expect(await opened.db.userState.findUniqueOrThrow({ where: { userId: 'ann' } })).toMatchObject({ currentConversationId: other });
+      } finally {
+        await holder.end();
+      }
+    });
+
     it('answers 503 SERVICE_UNAVAILABLE when its database cannot be used', async () => {
       const url = new URL(database.url);
       url.pathname = '/assistant_test_no_such_database';

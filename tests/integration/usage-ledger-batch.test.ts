@@ -64,6 +64,33 @@ describeOnDatabases('usage ledger batches', (kind) => {
     }
   });
 
+  it('records a batch larger than one statement holds, each entry once, against entries already there', async () => {
+    const now = Date.now();
+    // 1,201 calls, more than two statements hold (512 rows each). Every 100th has an id that an
+    // earlier batch recorded (a lease the sweep settled first), and one id comes twice within the batch.
+    await sql.lockedMany(['cat'], (query) => recordCalls(query, Array.from({ length: 12 }, (_, i) => ({ usage: call('cat', 1, 1, now), entryId: `old-${i}` }))));
+    const calls = Array.from({ length: 1201 }, (_, i) => ({ usage: call('cat', 2, 3, now), entryId: i % 100 === 0 ? `old-${i / 100}` : `new-${i}` }));
+    calls.push({ usage: call('cat', 2, 3, now), entryId: 'new-7' });
+    const statements: string[] = [];
+    const recorded = await sql.lockedMany(['cat'], (query) =>
+      recordCalls((text, params) => {
+        statements.push(text.slice(0, 24));
+        return query(text, params);
+      }, calls),
+    );
+    // 1,201 distinct ids in slices of 512, 512, 128, 32, 16, 1; the three totals in 2 and 1.
+    expect(statements.filter((text) => text.startsWith('INSERT INTO "UsageEntry"'))).toHaveLength(6);
+    expect(statements.filter((text) => text.startsWith('INSERT INTO "UsageTotal"'))).toHaveLength(2);
+    expect(recorded.filter((r) => !r)).toHaveLength(13);
+    expect(recorded.slice(0, 3)).toEqual([false, true, true]);
+    expect(recorded.at(-1)).toBe(false);
+    const [count] = await sql.query(`SELECT count(*) AS n FROM "UsageEntry" WHERE "userId" = 'cat'`);
+    expect(Number(count?.n)).toBe(12 + 1201 - 13 + 1);
+    const totals = await readWindowTotals(sql.query, 'cat', now);
+    // 12 old calls of 2 tokens and 1 micro-dollar; 1,189 new ones of 3 tokens and 3.
+    expect(totals.get('month')).toEqual({ tokens: 12 * 2 + 1189 * 3, costMicros: 12 + 1189 * 3, requests: 12 + 1189 });
+  });
+
   /** A meter over this suite's ledger whose book counts the calls in each settle. */
   function countingMeter(limitsOf: (userId: string) => { window: 'day'; metric: 'tokens'; limit: number }[]) {
     const book = new DatabaseQuotaBook(sql, { instance: 'batch-test', leaseMs: 30_000, costOf: () => null });

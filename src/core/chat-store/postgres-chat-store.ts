@@ -57,21 +57,50 @@ SELECT
     ORDER BY "createdAt", id LIMIT 1) AS sections,
   ${activeWorkspace} AS workspace`;
 
-/** The question, counted on `counted` (an existing conversation) or `counted` as just made. */
+/**
+ * The question, counted on `counted` (an existing conversation) or `counted` as just made.
+ *
+ * The history is read from the last 2 × limit seqs first (`near`), and from the whole conversation
+ * (`far`) only when deleted or superseded messages left that window short. One ordered query
+ * would do, but its plan rests on the table's statistics: with none (a new database, autovacuum
+ * off) PostgreSQL reckoned the conversation a few rows and fetched and sorted all of them at each
+ * question, 1–2 ms at 2,700 messages and growing with the conversation.
+ *
+ * The conversation becomes the user's current one without touching the user's row when it is
+ * current already (the usual case: a user goes on in one conversation). An upsert locks that row
+ * even when it changes nothing, until the commit's WAL flush: a user's exchanges, in one
+ * conversation or in several, queued on it one commit after another. The plain UPDATE takes no
+ * lock where its WHERE finds nothing to change (and one racing it that does change the row is
+ * re-checked once it commits); the INSERT … DO NOTHING covers the user's first question and
+ * locks nothing either. Both see the statement's one snapshot, so at most one of them writes
+ * (a new user's first two questions racing in two conversations leave the first one current:
+ * between exchanges under way at once, "the latest" has no order to keep).
+ */
 const questionTail = `
 , question AS (
   INSERT INTO "Message" (id, "conversationId", seq, role, content, streaming, "createdAt")
   SELECT $5::text, id, seq, 'user', $6::text, false, $3::timestamp(3) FROM counted
-), current AS (
+), first_state AS (
   INSERT INTO "UserState" ("userId", "currentConversationId", "updatedAt")
   SELECT $2::text, id, $3::timestamp(3) FROM counted
-  ON CONFLICT ("userId") DO UPDATE
-  SET "currentConversationId" = excluded."currentConversationId", "updatedAt" = excluded."updatedAt"
+  ON CONFLICT ("userId") DO NOTHING
+), current AS (
+  UPDATE "UserState" SET "currentConversationId" = (SELECT id FROM counted), "updatedAt" = $3::timestamp(3)
+  WHERE "userId" = $2::text AND "currentConversationId" IS DISTINCT FROM (SELECT id FROM counted)
+), near AS (
+  SELECT seq, role, content, "toolCalls" FROM "Message"
+  WHERE "conversationId" = (SELECT id FROM counted) AND seq < (SELECT seq FROM counted)
+    AND seq >= (SELECT seq FROM counted) - 2 * $7::int AND "supersededBy" IS NULL
+  ORDER BY seq DESC LIMIT $7::int
+), far AS (
+  SELECT seq, role, content, "toolCalls" FROM "Message"
+  WHERE (SELECT count(*) FROM near) < $7::int AND (SELECT seq FROM counted) > 2 * $7::int
+    AND "conversationId" = (SELECT id FROM counted) AND seq < (SELECT seq FROM counted) AND "supersededBy" IS NULL
+  ORDER BY seq DESC LIMIT $7::int
 )
 SELECT ${conversationJson('counted')} AS conversation,
   (SELECT COALESCE(json_agg(h ORDER BY h.seq), '[]') FROM (
-    SELECT seq, role, content, "toolCalls" FROM "Message"
-    WHERE "conversationId" = counted.id AND seq < counted.seq AND "supersededBy" IS NULL ORDER BY seq DESC LIMIT $7::int) h) AS history
+    SELECT * FROM far UNION ALL SELECT * FROM near WHERE NOT EXISTS (SELECT 1 FROM far)) h) AS history
 FROM counted`;
 
 // Every statement of one operation sees the same snapshot, so the history read beside the insert

@@ -104,9 +104,11 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO "Message" (id, "conversationId", seq, role, content, "toolCalls", model, provider, "finishReason", usage, streaming, writer, "createdAt")
        VALUES (@id, @conversationId, @seq, @role, @content, @toolCalls, @model, @provider, @finishReason, @usage, @streaming, @writer, @createdAt)`,
     ),
+    // Left alone when the conversation is current already: no write of the user's row per question.
     makeCurrent: db.prepare<[string, string, string]>(
       `INSERT INTO "UserState" ("userId", "currentConversationId", "activeWorkspaceId", "updatedAt") VALUES (?, ?, NULL, ?)
-       ON CONFLICT ("userId") DO UPDATE SET "currentConversationId" = excluded."currentConversationId", "updatedAt" = excluded."updatedAt"`,
+       ON CONFLICT ("userId") DO UPDATE SET "currentConversationId" = excluded."currentConversationId", "updatedAt" = excluded."updatedAt"
+       WHERE "currentConversationId" IS NOT excluded."currentConversationId"`,
     ),
     history: db.prepare<[string, number, number], HistoryMessage>(
       `SELECT role, content, "toolCalls" FROM "Message" WHERE "conversationId" = ? AND seq < ? AND "supersededBy" IS NULL ORDER BY seq DESC LIMIT ?`,

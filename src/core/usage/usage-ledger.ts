@@ -8,13 +8,41 @@ import type { Query, Row } from './usage-sql.js';
 // A leased call's entry has its lease's id: whoever settles the lease second (a settle whose
 // Redis step failed, then the sweep; or a sweep that took a stalled instance's lease, then its
 // settle) finds the entry there and records nothing.
-const insertEntry = `INSERT INTO "UsageEntry" (id, "userId", provider, model, "inputTokens", "outputTokens", estimated, "costMicros", outcome, "conversationId", "createdAt")
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`;
+const entryColumns = `INSERT INTO "UsageEntry" (id, "userId", provider, model, "inputTokens", "outputTokens", estimated, "costMicros", outcome, "conversationId", "createdAt") VALUES `;
+const entryRow = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const entryTail = ' ON CONFLICT (id) DO NOTHING RETURNING id';
 const readEntry = `SELECT "inputTokens" + "outputTokens" AS tokens, COALESCE("costMicros", 0) AS cost FROM "UsageEntry" WHERE id = ?`;
 
-const addTotal = `INSERT INTO "UsageTotal" ("userId", "window", "periodStart", tokens, "costMicros", requests) VALUES (?, ?, ?, ?, ?, ?)
-  ON CONFLICT ("userId", "window", "periodStart") DO UPDATE SET tokens = "UsageTotal".tokens + excluded.tokens,
+const totalColumns = `INSERT INTO "UsageTotal" ("userId", "window", "periodStart", tokens, "costMicros", requests) VALUES `;
+const totalRow = '(?, ?, ?, ?, ?, ?)';
+const totalTail = ` ON CONFLICT ("userId", "window", "periodStart") DO UPDATE SET tokens = "UsageTotal".tokens + excluded.tokens,
   "costMicros" = "UsageTotal"."costMicros" + excluded."costMicros", requests = "UsageTotal".requests + excluded.requests`;
+
+/**
+ * At most this many rows per multi-row statement: 512 entries are 5,632 parameters, well inside
+ * SQLite's 32,766 and PostgreSQL's 65,535.
+ */
+const MAX_ROWS_PER_STATEMENT = 512;
+
+/** `head` + `count` copies of `row` + `tail`: one statement for many rows, one round trip on PostgreSQL. */
+function manyRows(head: string, row: string, count: number, tail: string): string {
+  return head + Array.from({ length: count }, () => row).join(', ') + tail;
+}
+
+/**
+ * Runs `write` for slices of `items` in order, each a power of two long (13 items: 8, 4, 1). The
+ * drivers keep each statement text they are given (SQLite prepared, PostgreSQL numbered): ten
+ * sizes keep that to ten texts of each kind, where one per batch size could have been 512.
+ */
+async function inSlices<T>(items: readonly T[], write: (slice: readonly T[]) => Promise<void>): Promise<void> {
+  let start = 0;
+  while (start < items.length) {
+    let size = MAX_ROWS_PER_STATEMENT;
+    while (size > items.length - start) size /= 2;
+    await write(items.slice(start, start + size));
+    start += size;
+  }
+}
 
 const readTotals = `SELECT "window", tokens, "costMicros", requests FROM "UsageTotal" WHERE "userId" = ? AND (
   ("window" = 'minute' AND "periodStart" = ?) OR ("window" = 'day' AND "periodStart" = ?) OR ("window" = 'month' AND "periodStart" = ?))`;
@@ -41,10 +69,15 @@ export async function recordCall(query: Query, usage: CallUsage, entryId: string
  * event-loop turn, and under load one user's 20 calls cost 3 total updates, not 60.
  */
 export async function recordCalls(query: Query, calls: readonly { usage: CallUsage; entryId?: string | undefined }[]): Promise<boolean[]> {
-  const totals = new Map<string, { userId: string; window: QuotaWindow; period: number; tokens: number; costMicros: number; requests: number }>();
-  const recorded: boolean[] = [];
-  for (const { usage, entryId = newId() } of calls) {
-    const inserted = await query(insertEntry, [
+  const entries = calls.map(({ usage, entryId = newId() }) => ({ usage, entryId }));
+  // One statement per slice of calls (a round trip each on PostgreSQL, where a settle batch under
+  // load held 10–20 entries): the ids it returns are those recorded now, not before.
+  // An id twice in one batch is sent once and recorded once, as by two settles one after the other.
+  const seen = new Set<string>();
+  const unique = entries.filter(({ entryId }) => !seen.has(entryId) && seen.add(entryId));
+  const inserted = new Set<string>();
+  await inSlices(unique, async (slice) => {
+    const params = slice.flatMap(({ usage, entryId }) => [
       entryId,
       usage.userId,
       usage.provider,
@@ -57,8 +90,11 @@ export async function recordCalls(query: Query, calls: readonly { usage: CallUsa
       usage.conversationId,
       new Date(usage.startedAt),
     ]);
-    recorded.push(inserted.length > 0);
-    if (inserted.length === 0) continue;
+    for (const row of await query(manyRows(entryColumns, entryRow, slice.length, entryTail), params)) inserted.add(String(row.id));
+  });
+  const totals = new Map<string, { userId: string; window: QuotaWindow; period: number; tokens: number; costMicros: number; requests: number }>();
+  const recorded = entries.map(({ usage, entryId }) => {
+    if (!inserted.delete(entryId)) return false;
     const periods = periodsOf(usage.startedAt);
     for (const window of quotaWindows) {
       const key = `${usage.userId}\n${window}\n${String(periods[window])}`;
@@ -68,8 +104,13 @@ export async function recordCalls(query: Query, calls: readonly { usage: CallUsa
       total.requests += 1;
       totals.set(key, total);
     }
-  }
-  for (const total of totals.values()) await query(addTotal, [total.userId, total.window, total.period, total.tokens, total.costMicros, total.requests]);
+    return true;
+  });
+  // Keys are unique here, so no statement updates one total twice (PostgreSQL refuses that).
+  await inSlices([...totals.values()], async (slice) => {
+    const params = slice.flatMap((total) => [total.userId, total.window, total.period, total.tokens, total.costMicros, total.requests]);
+    await query(manyRows(totalColumns, totalRow, slice.length, totalTail), params);
+  });
   return recorded;
 }
 
