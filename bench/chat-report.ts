@@ -22,6 +22,8 @@ export interface Sample {
   cpuMs: number;
   /** CPU of the fake upstream over the same time: the same work on every route, by the same-bytes rule. */
   upstreamCpuMs: number;
+  /** A service's exchanges on PostgreSQL: the CPU of every PostgreSQL process on the machine over the same time. */
+  databaseCpuMs?: number;
 }
 
 export interface RouteInfo {
@@ -46,6 +48,8 @@ export interface Folded {
   added: number;
   cpuPerExchange: number;
   upstreamCpuPerExchange: number;
+  /** PostgreSQL's CPU per exchange, when it was read (a service on PostgreSQL). */
+  databaseCpuPerExchange: number | undefined;
   exchanges: number;
   errors: number;
 }
@@ -68,6 +72,7 @@ export function fold(samples: Samples, route: string, cell: Cell): Folded | unde
     added: median(added),
     cpuPerExchange: mine.reduce((sum, s) => sum + s.cpuMs, 0) / exchanges,
     upstreamCpuPerExchange: mine.reduce((sum, s) => sum + s.upstreamCpuMs, 0) / exchanges,
+    databaseCpuPerExchange: mine.every((s) => s.databaseCpuMs !== undefined) ? mine.reduce((sum, s) => sum + (s.databaseCpuMs ?? 0), 0) / exchanges : undefined,
     exchanges,
     errors: mine.reduce((sum, s) => sum + s.errors, 0),
   };
@@ -98,6 +103,17 @@ export function detailTable(samples: Samples, routes: RouteInfo[], cells: Cell[]
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((cols) => `| ${cols.join(' | ')} |`),
   ].join('\n');
+}
+
+/** Where the database's CPU was read (a service on PostgreSQL): what it spent per exchange beside the service. */
+export function databaseLines(samples: Samples, routes: RouteInfo[], cells: Cell[]): string[] {
+  return routes.flatMap((route) =>
+    cells.flatMap((cell) => {
+      const f = fold(samples, route.name, cell);
+      if (f?.databaseCpuPerExchange === undefined) return [];
+      return [`- ${route.label}, ${cellName(cell)}: PostgreSQL ${f.databaseCpuPerExchange.toFixed(3)} ms of CPU per exchange beside the service's ${f.cpuPerExchange.toFixed(3)} ms`];
+    }),
+  );
 }
 
 const streamed1: Cell = { kind: 'sse', concurrency: 1 };

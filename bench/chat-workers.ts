@@ -19,7 +19,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ import type { Kind } from './chat-report.js';
 import type { ConversationLoadRequest } from './chat-workers-load.js';
 import { storedExchanges } from './chat-stored.js';
 import { percentile } from './http-load.js';
-import { cpuTimes } from './proc-stats.js';
+import { cpuOfLiving, cpuTimes, pidsNamed } from './proc-stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 0.5);
@@ -84,32 +84,6 @@ interface Sample {
   redisCpuMs: number;
 }
 
-/** The processes named `command` now (a PostgreSQL connection is a process of its own). */
-function pidsNamed(command: string): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        return readFileSync(`/proc/${name}/comm`, 'utf8').trim() === command;
-      } catch {
-        return false; // gone since the listing
-      }
-    })
-    .map(Number);
-}
-
-/** CPU so far of those processes that still run (one that ended meanwhile is left out of both readings). */
-function cpuOfLiving(pids: number[]): Map<number, number> {
-  const times = new Map<number, number>();
-  for (const pid of pids) {
-    try {
-      times.set(pid, cpuOf(pid));
-    } catch {
-      // ended
-    }
-  }
-  return times;
-}
 
 /** Busy and total jiffies of every core so far (/proc/stat), for the machine's busy share. */
 function machineTimes(): { busy: number; total: number } {

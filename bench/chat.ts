@@ -28,10 +28,10 @@ import type { CapturedRequest } from './chat-fake-upstream.js';
 import type { LoadReply, LoadRequest } from './chat-load.js';
 import { ask, startBareHop, startFakeUpstream, startLoadWorker, startPortkey, startService, type Started } from './chat-processes.js';
 import { printHotSpots } from './chat-profile.js';
-import { abLines, cellName, detailTable, issueTable, targetLines, type Cell, type Kind, type RouteInfo, type Sample, type Samples } from './chat-report.js';
+import { abLines, cellName, databaseLines, detailTable, issueTable, targetLines, type Cell, type Kind, type RouteInfo, type Sample, type Samples } from './chat-report.js';
 import { storedExchanges } from './chat-stored.js';
 import { percentile } from './http-load.js';
-import { cpuTimes } from './proc-stats.js';
+import { cpuOfLiving, cpuSpentSince, cpuTimes, pidsNamed } from './proc-stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 0.5);
@@ -49,6 +49,9 @@ interface Route extends RouteInfo {
   /** A service: its origin, to count what it stored, and the exchanges sent to it. */
   service?: { url: string; sent: number; failed: number };
 }
+
+/** On PostgreSQL, its processes' CPU is part of what a service exchange costs: it is read beside the service's. */
+const ON_POSTGRES = process.env.BENCH_DATABASE_URL !== undefined;
 
 const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuTimes(pid).user + cpuTimes(pid).system, 0);
 
@@ -108,10 +111,12 @@ function routesFor(fake: Started, bare: Started, portkey: Started & { version: s
 async function measure(worker: Started, fakePid: number, route: Route, cell: Cell, round: number, samples: Samples): Promise<void> {
   const request = (seconds: number): LoadRequest => ({ target: route.target(cell.kind), concurrency: cell.concurrency, seconds });
   const warmUp = await ask<LoadReply>(worker.child, request(WARM_UP_SECONDS));
+  const database = ON_POSTGRES && route.service !== undefined ? cpuOfLiving(pidsNamed('postgres')) : null;
   const before = { route: cpuOf(route.pids), fake: cpuOf([fakePid]) };
   const reply = await ask<LoadReply>(worker.child, request(MEASURE_SECONDS));
   const cpuMs = cpuOf(route.pids) - before.route;
   const upstreamCpuMs = cpuOf([fakePid]) - before.fake;
+  const databaseCpuMs = database === null ? undefined : cpuSpentSince('postgres', database);
   if (route.service !== undefined) {
     route.service.sent += warmUp.firstEvents.length + reply.firstEvents.length;
     route.service.failed += warmUp.errors + reply.errors;
@@ -130,6 +135,7 @@ async function measure(worker: Started, fakePid: number, route: Route, cell: Cel
     p99: percentile(reply.firstEvents, 0.99),
     cpuMs,
     upstreamCpuMs,
+    ...(databaseCpuMs === undefined ? {} : { databaseCpuMs }),
   });
 }
 
@@ -152,7 +158,7 @@ async function main(): Promise<void> {
   const profileDir = process.argv.includes('--cpu-prof') ? mkdtempSync(join(tmpdir(), 'assistant-bench-chat-prof-')) : undefined;
   const serviceA = process.argv.find((arg) => arg.startsWith('--service-a='))?.slice('--service-a='.length);
   const serviceB = process.argv.find((arg) => arg.startsWith('--service-b='))?.slice('--service-b='.length);
-  const onPostgres = process.env.BENCH_DATABASE_URL !== undefined;
+  const onPostgres = ON_POSTGRES;
   if (onPostgres && serviceB !== undefined) throw new Error('--service-b needs a database of its own: SQLite only');
   const fake = await startFakeUpstream();
   const serviceEnv = {
@@ -214,6 +220,8 @@ async function main(): Promise<void> {
     console.log(`\n${ROUNDS} interleaved rounds of ${WARM_UP_SECONDS} s warm-up + ${MEASURE_SECONDS} s measured per route and cell; ${onPostgres ? 'PostgreSQL' : 'SQLite'}.\n`);
     console.log(issueTable(samples, routes));
     console.log(`\n${detailTable(samples, routes, CELLS)}\n`);
+    const database = databaseLines(samples, routes, CELLS);
+    if (database.length > 0) console.log(`PostgreSQL's own CPU (every postgres process on the machine, so other work on it too):\n${database.join('\n')}\n`);
     for (const route of routes) if (!(await checkStored(route))) process.exitCode = 1;
     console.log('\nTargets (issue 24):');
     for (const { name, label } of services) console.log(targetLines(samples, { name, label }, onPostgres).join('\n'));

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +15,39 @@ export function rssKb(pid: number): number {
 export function cpuTimes(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
+/** The processes named `command` now (a PostgreSQL connection is a process of its own). */
+export function pidsNamed(command: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/comm`, 'utf8').trim() === command;
+      } catch {
+        return false; // gone since the listing
+      }
+    })
+    .map(Number);
+}
+
+/** CPU (user + system, ms) so far of those processes that still run (one that ended meanwhile is left out). */
+export function cpuOfLiving(pids: number[]): Map<number, number> {
+  const times = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const { user, system } = cpuTimes(pid);
+      times.set(pid, user + system);
+    } catch {
+      // ended
+    }
+  }
+  return times;
+}
+
+/** CPU spent since `earlier` (a cpuOfLiving reading) by the processes named `command` now. */
+export function cpuSpentSince(command: string, earlier: Map<number, number>): number {
+  return [...cpuOfLiving(pidsNamed(command))].reduce((sum, [pid, ms]) => sum + ms - (earlier.get(pid) ?? ms), 0);
 }
 
 /**
