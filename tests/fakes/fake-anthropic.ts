@@ -116,7 +116,7 @@ function anthropicDialect(id: string, model: string): ChatDialect {
       for (const call of reply.calls) {
         open({ type: 'tool_use', id: call.id, name: call.name, input: {} });
         // An empty first fragment is what the API sends; the rest arrive in pieces.
-        for (const partial_json of ['', ...fragments(argumentsText(call))]) {
+        for (const partial_json of ['', ...fragments(argumentsText(call), call.pieces)]) {
           frames.push(event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }));
         }
         frames.push(event('content_block_stop', { index }));

@@ -132,7 +132,7 @@ function openAIDialect(context: { id: string; model: string; includeUsage: boole
         const opening = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
         const delta = !textFirst && index === 0 ? { role: 'assistant', content: null, tool_calls: [opening] } : { tool_calls: [opening] };
         frames.push(chunk([choice(delta)]));
-        for (const piece of fragments(argumentsText(call))) {
+        for (const piece of fragments(argumentsText(call), call.pieces)) {
           frames.push(chunk([choice({ tool_calls: [{ index, function: { arguments: piece } }] })]));
         }
       });

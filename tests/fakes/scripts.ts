@@ -8,6 +8,11 @@ export interface ToolCallScript {
   name: string;
   /** An object is sent as JSON; a string is sent raw, which lets a test send invalid JSON. */
   arguments: unknown;
+  /**
+   * How many fragments the arguments stream in where the provider streams them (OpenAI,
+   * Anthropic): 3 unless given; many, for a provider that streams a call's arguments without end.
+   */
+  pieces?: number;
 }
 
 export interface Usage {

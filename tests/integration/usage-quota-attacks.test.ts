@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
+import { startFakeAnthropic, startFakeOllama, startFakeOpenAI, type FakeOllama, type FakeProvider, type Script } from '../fakes/index.js';
 import { requestAs, startAuthService } from '../helpers/auth-service.js';
 import { describeOnDatabases } from '../helpers/databases.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../helpers/identity-provider.js';
@@ -31,9 +31,18 @@ function expectClean(reply: TestResponse, status: number, code: string) {
   return error;
 }
 
+/** The conversation a streamed answer's `done` event names. */
+function conversationOf(stream: TestResponse): string {
+  const id = /"type":"done","metadata":\{"conversationId":"([^"]+)"/.exec(stream.text)?.[1];
+  expect(id, stream.text).toBeDefined();
+  return id ?? '';
+}
+
 describeOnDatabases('usage and quota attacks', (kind) => {
   let idp: TestIdentityProvider;
   let ollama: FakeOllama;
+  let openai: FakeProvider;
+  let anthropic: FakeProvider;
   let svc: TestService;
   const tokens = new Map<Person, string>();
   const as = (person: Person, method: string, path: string, json?: unknown) => requestAs(svc, tokens.get(person) ?? '', method, path, json === undefined ? {} : { json });
@@ -45,12 +54,16 @@ describeOnDatabases('usage and quota attacks', (kind) => {
 
   beforeAll(async () => {
     idp = await startIdentityProvider();
-    ollama = await startFakeOllama();
+    [ollama, openai, anthropic] = await Promise.all([startFakeOllama(), startFakeOpenAI(), startFakeAnthropic()]);
     svc = await startAuthService(kind, idp, {
       ENABLE_SCHEDULING: 'false',
       AI_MODEL_PROVIDER: 'ollama',
       AI_MODEL_NAME: 'llama3.2',
       OLLAMA_BASE_URL: ollama.url,
+      OPENAI_BASE_URL: openai.url,
+      OPENAI_API_KEY: 'sk-attack',
+      ANTHROPIC_BASE_URL: anthropic.url,
+      ANTHROPIC_API_KEY: 'sk-ant-attack',
       MAX_TOOL_STEPS: '5',
       // Priced without its tag: `llama3.2:latest` is the same model and must cost the same.
       MODEL_PRICES: JSON.stringify({ 'ollama/llama3.2': { input: 1, output: 1 } }),
@@ -68,10 +81,12 @@ describeOnDatabases('usage and quota attacks', (kind) => {
   });
   afterAll(async () => {
     await svc[Symbol.asyncDispose]();
-    await Promise.all([ollama.close(), idp[Symbol.asyncDispose]()]);
+    await Promise.all([ollama.close(), openai.close(), anthropic.close(), idp[Symbol.asyncDispose]()]);
   });
   beforeEach(async () => {
     ollama.reset();
+    openai.reset();
+    anthropic.reset();
     await putPolicy({});
     await svc.service.deps.usage.settled();
     await svc.service.deps.store.db.usageEntry.deleteMany();
@@ -196,6 +211,89 @@ describeOnDatabases('usage and quota attacks', (kind) => {
     expect(streamed.text).toContain('"finishReason":"length"');
     expect((streamed.text.match(/"type":"text"/g) ?? []).length).toBeLessThanOrEqual(30);
   });
+
+  it('a provider that sends its whole answer as one huge piece is counted by its size: cut at the limit, not charged what it reports', async () => {
+    await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 100_000 }] });
+    // One delta of 100,000 bytes where 20 tokens were asked for, then a count of 100,000: as one
+    // piece it was one "token" to the cap, never cut, and the count was charged.
+    ollama.enqueue({ kind: 'text', chunks: ['x'.repeat(100_000)], usage: { input: 10, output: 100_000 } });
+    const reply = await as('user', 'POST', '/v1/chat/completions', { model: 'ollama/llama3.2', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.choices[0].finish_reason).toBe('length');
+    expect(reply.body.choices[0].message.content).toBe('');
+    await svc.service.deps.usage.settled();
+    const [entry] = await ledger();
+    // Dropped, but streamed: the cut call is charged its limit, not nothing and not the count.
+    expect(entry).toMatchObject({ outcome: 'aborted', estimated: true, outputTokens: 20 });
+  });
+
+  // Tool-call arguments are output as text is: billed, and counted against max_tokens by the provider.
+  const endlessCalls: { provider: 'ollama' | 'openai' | 'anthropic'; model: string; fake: () => FakeProvider; script: Script }[] = [
+    {
+      provider: 'openai',
+      model: 'openai/gpt-4o-mini',
+      fake: () => openai,
+      // `delta.tool_calls[].function.arguments` in 2,000 fragments, where 20 tokens were asked for.
+      script: { kind: 'tools', calls: [{ id: 'call_endless', name: 'run_command', arguments: { command: 'y'.repeat(4_000) }, pieces: 2_000 }], usage: { input: 10, output: 2_000 } },
+    },
+    {
+      provider: 'anthropic',
+      model: 'anthropic/claude-sonnet-4-20250514',
+      fake: () => anthropic,
+      // `input_json_delta` in 2,000 fragments.
+      script: { kind: 'tools', calls: [{ id: 'toolu_endless', name: 'run_command', arguments: { command: 'y'.repeat(4_000) }, pieces: 2_000 }], usage: { input: 10, output: 2_000 } },
+    },
+    {
+      provider: 'ollama',
+      model: 'ollama/llama3.2',
+      fake: () => ollama,
+      // Ollama sends calls whole: 500 of them, where 20 tokens were asked for.
+      script: {
+        kind: 'tools',
+        calls: Array.from({ length: 500 }, (_, index) => ({ id: `c${index}`, name: 'run_command', arguments: { command: `echo ${index}` } })),
+        usage: { input: 10, output: 5_000 },
+      },
+    },
+  ];
+  for (const { provider, model, fake, script } of endlessCalls) {
+    it(`a provider that streams tool calls without end is cut off at the limit it was sent: the answer ends by its length, charged that (${provider})`, async () => {
+      await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 100_000 }] });
+      fake().enqueue(script);
+      const streamed = await as('user', 'POST', '/api/message/stream', { message: 'call forever', newConversation: true, model, options: { maxTokens: 20 } });
+      expect(streamed.status).toBe(200);
+      expect(streamed.text).toContain('"finishReason":"length"');
+      // Cut while the call was still streaming: no call was run, nor asked again with its result.
+      expect(streamed.text).not.toContain('"type":"tool_call"');
+      expect(fake().chatRequests()).toHaveLength(1);
+      const stored = await as('user', 'GET', `/api/conversation/${conversationOf(streamed)}`);
+      const answer = stored.body.messages.at(-1);
+      expect(answer).toMatchObject({ role: 'assistant', finishReason: 'length' });
+      expect(answer.toolCalls ?? []).toEqual([]);
+      await svc.service.deps.usage.settled();
+      const entries = await ledger();
+      expect(entries).toHaveLength(1);
+      // No count came: charged its worst case, which the arguments streamed fill up to the limit
+      // (charged as if nothing had streamed, it would be 0).
+      expect(entries[0]).toMatchObject({ provider, outcome: 'aborted', estimated: true, outputTokens: 20 });
+    });
+
+    it(`an honest tool call within the limit passes unchanged, charged what the provider counts (${provider})`, async () => {
+      await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 100_000 }] });
+      const args = { city: 'Paris', days: 3, units: 'metric' };
+      // 19 fragments and the name: 20 pieces, the limit itself.
+      fake().enqueue({ kind: 'tools', calls: [{ id: 'call_fair', name: 'forecast', arguments: args, pieces: 19 }], usage: { input: 10, output: 20 } });
+      const tools = [{ type: 'function', function: { name: 'forecast', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+      const reply = await as('user', 'POST', '/v1/chat/completions', { model, max_tokens: 20, tools, messages: [{ role: 'user', content: 'weather?' }] });
+      expect(reply.status, reply.text).toBe(200);
+      const [choice] = reply.body.choices;
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.tool_calls).toHaveLength(1);
+      expect(choice.message.tool_calls[0].function.name).toBe('forecast');
+      expect(JSON.parse(choice.message.tool_calls[0].function.arguments)).toEqual(args);
+      await svc.service.deps.usage.settled();
+      expect(await ledger()).toMatchObject([{ provider, outcome: 'completed', estimated: false, outputTokens: 20 }]);
+    });
+  }
 
   it('a model that keeps calling tools in chat mode is checked before each round: a request quota is never overshot', async () => {
     await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'minute', requests: 2 }] });

@@ -98,7 +98,8 @@ describe('Anthropic specifics', () => {
       options: { responseFormat: { type: 'json_object' } },
     };
     const text: string[] = [];
-    const decoder = anthropicMessages.decoder((delta) => text.push(delta), call);
+    const output: string[] = [];
+    const decoder = anthropicMessages.decoder({ onText: (delta) => text.push(delta), onOutput: (piece) => output.push(piece) }, call);
     const event = (data: object) => `event: x\ndata: ${JSON.stringify(data)}\n\n`;
     decoder.push(event({ type: 'message_start', message: { usage: { input_tokens: 3 } } }));
     decoder.push(event({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't', name: 'json_object', input: {} } }));
@@ -107,6 +108,8 @@ describe('Anthropic specifics', () => {
     decoder.push(event({ type: 'message_stop' }));
     expect(decoder.end()).toMatchObject({ toolCalls: [], finish: 'stop' });
     expect(text.join('')).toBe('{"a":1}');
+    // The answer tool's input is counted as the text it is, not a second time as other output.
+    expect(output).toEqual(['json_object']);
     expect(wireJson(anthropicMessages.request(call, 'k').json)).toMatchObject({
       tools: [{ name: 'json_object', input_schema: { type: 'object' } }],
       tool_choice: { type: 'tool', name: 'json_object' },

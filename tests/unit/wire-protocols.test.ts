@@ -13,11 +13,13 @@ function wireJson(json: object): any {
 // The three wire clients' two halves: the request each provider is sent, and the decoding of its
 // streamed answer however the network splits it. (Integration tests run them against the fakes.)
 
-function decode(protocol: WireProtocol, pieces: string[]): { text: string[]; result: StepResult } {
+/** `output`: every piece of other output the decoder reported (held to the output cap, output-cap.ts). */
+function decode(protocol: WireProtocol, pieces: string[]): { text: string[]; output: string[]; result: StepResult } {
   const text: string[] = [];
-  const decoder = protocol.decoder((delta) => text.push(delta));
+  const output: string[] = [];
+  const decoder = protocol.decoder({ onText: (delta) => text.push(delta), onOutput: (piece) => output.push(piece) });
   for (const piece of pieces) decoder.push(piece);
-  return { text, result: decoder.end() };
+  return { text, output, result: decoder.end() };
 }
 
 /** The body cut into pieces of `size` characters (1 exercises every boundary). */
@@ -37,6 +39,7 @@ function decodeEveryWay(protocol: WireProtocol, body: string) {
   for (const size of [1, 2, 3, 7, 64]) {
     const pieces = decode(protocol, split(body, size));
     expect(pieces.text.join('')).toBe(whole.text.join(''));
+    expect(pieces.output.join('')).toBe(whole.output.join(''));
     expect(comparable(pieces.result)).toEqual(comparable(whole.result));
   }
   return whole;
@@ -75,8 +78,10 @@ describe('OpenAI Chat Completions', () => {
     'data: [DONE]\n\n';
 
   it('decodes text, tool calls assembled from fragments, finish and usage, however the body is split', () => {
-    const { text, result } = decodeEveryWay(openAIChat, body);
+    const { text, output, result } = decodeEveryWay(openAIChat, body);
     expect(text.join('')).toBe('Héllo 👋');
+    // Each name and argument fragment is reported as it arrives, for the output cap.
+    expect(output).toEqual(['read_file', '{"pa', 'th":"a"}', 'git_status', '{}']);
     expect(result).toEqual({
       toolCalls: [
         { id: 'call_1', name: 'read_file', argumentsText: '{"path":"a"}' },
@@ -85,6 +90,25 @@ describe('OpenAI Chat Completions', () => {
       finish: 'tool-calls',
       usage: { inputTokens: 12, outputTokens: 5 },
     });
+  });
+
+  it('reports every other output it streams, shown or not: reasoning (once under either name), refusals, nameless and legacy calls, other choices', () => {
+    const streamed =
+      chunk({ role: 'assistant', reasoning_content: 'Think' }) +
+      chunk({ reasoning: 'ing' }) +
+      chunk({ reasoning_content: 'both', reasoning: 'both' }) +
+      chunk({ refusal: 'No.' }) +
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"nameless":1}' } }] }) +
+      chunk({ function_call: { name: 'old', arguments: '{}' } }) +
+      sse({ id: 'x', choices: [{ index: 0, delta: {} }, { index: 1, delta: { content: 'second', tool_calls: [{ index: 0, function: { name: 'n', arguments: '{}' } }] } }] }) +
+      chunk({ content: 'ok' }) +
+      chunk({}, 'stop') +
+      'data: [DONE]\n\n';
+    const { text, output, result } = decodeEveryWay(openAIChat, streamed);
+    expect(text).toEqual(['ok']);
+    expect(output).toEqual(['Think', 'ing', 'both', 'No.', '{"nameless":1}', 'old', '{}', 'second', 'n', '{}']);
+    // Counted, never kept: a call without a name is still dropped.
+    expect(result.toolCalls).toEqual([]);
   });
 
   it('reads CRLF line endings and SSE comments', () => {
@@ -144,8 +168,10 @@ describe('Anthropic Messages', () => {
     sse({ type: 'message_stop' }, 'message_stop');
 
   it('decodes text, tool_use blocks (an empty input is {}), the stop reason and all input tokens', () => {
-    const { text, result } = decodeEveryWay(anthropicMessages, body);
+    const { text, output, result } = decodeEveryWay(anthropicMessages, body);
     expect(text).toEqual(['Let me look']);
+    // Each tool's name and input fragment is reported as it arrives, for the output cap.
+    expect(output).toEqual(['read_file', '{"path":', '"a"}', 'git_status']);
     expect(result).toEqual({
       toolCalls: [
         { id: 'toolu_1', name: 'read_file', argumentsText: '{"path":"a"}' },
@@ -154,6 +180,24 @@ describe('Anthropic Messages', () => {
       finish: 'tool-calls',
       usage: { inputTokens: 25, outputTokens: 30 },
     });
+  });
+
+  it('reports thinking, its signature and deltas of kinds it does not know as output, never as text', () => {
+    const streamed =
+      sse({ type: 'message_start', message: { id: 'm', usage: { input_tokens: 2, output_tokens: 1 } } }, 'message_start') +
+      sse({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }, 'content_block_start') +
+      sse({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm' } }, 'content_block_delta') +
+      sse({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'c2ln' } }, 'content_block_delta') +
+      sse({ type: 'content_block_delta', index: 0, delta: { type: 'future_delta', stuff: 'x' } }, 'content_block_delta') +
+      sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop') +
+      sse({ type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } }, 'content_block_start') +
+      sse({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Done' } }, 'content_block_delta') +
+      sse({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } }, 'message_delta') +
+      sse({ type: 'message_stop' }, 'message_stop');
+    const { text, output, result } = decodeEveryWay(anthropicMessages, streamed);
+    expect(text).toEqual(['Done']);
+    expect(output).toEqual(['Hmm', 'c2ln', '{"type":"future_delta","stuff":"x"}']);
+    expect(result).toMatchObject({ toolCalls: [], finish: 'stop' });
   });
 
   it('refuses a stream without message_stop and reports each error type as the status it has before a stream', () => {
@@ -239,10 +283,24 @@ describe('Ollama chat', () => {
     line({ message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 8, eval_count: 4 });
 
   it('decodes text, tool calls (given ids, arguments as JSON text) and the done line', () => {
-    const { text, result } = decodeEveryWay(ollamaChat, body);
+    const { text, output, result } = decodeEveryWay(ollamaChat, body);
     expect(text).toEqual(['Checking']);
+    // A whole call is reported by its name and its arguments' JSON, for the output cap.
+    expect(output).toEqual(['read_file', '{"path":"a"}']);
     expect(result.toolCalls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'read_file', argumentsText: '{"path":"a"}' }]);
     expect(result.usage).toEqual({ inputTokens: 8, outputTokens: 4 });
+  });
+
+  it('reports a thinking model’s reasoning and a nameless call’s arguments as output, never as text nor a call', () => {
+    const streamed =
+      line({ message: { role: 'assistant', content: '', thinking: 'Let me think' }, done: false }) +
+      line({ message: { role: 'assistant', content: '', tool_calls: [{ function: { arguments: { junk: true } } }] }, done: false }) +
+      line({ message: { role: 'assistant', content: 'Fine' }, done: false }) +
+      line({ message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', prompt_eval_count: 3, eval_count: 9 });
+    const { text, output, result } = decodeEveryWay(ollamaChat, streamed);
+    expect(text).toEqual(['Fine']);
+    expect(output).toEqual(['Let me think', '{"junk":true}']);
+    expect(result.toolCalls).toEqual([]);
   });
 
   it('reads a last line without its newline, refuses a stream without done, reports an error line', () => {

@@ -103,6 +103,11 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
     sink.emit(logprobs === undefined ? { type: 'text', content: delta } : { type: 'text', content: delta, logprobs });
     grow();
   };
+  // Tool calls' names and arguments, reasoning: output the provider bills and counts against the
+  // limit as it does text, so it is held to the same cap (the calls themselves come with the result).
+  const onOutput = (piece: string) => {
+    cap.count(piece);
+  };
   const onResponse = () => {
     gate.resolve();
   };
@@ -157,10 +162,15 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
             timeoutMs: deps.config.PROVIDER_TIMEOUT_MS,
             onResponse,
             onText,
+            onOutput,
           },
         );
       } catch (error) {
-        metered.end({ usage: null, text: text.slice(stepTextStart), outcome: job.signal.aborted || cap.cut ? 'aborted' : 'failed' });
+        // Without the provider's count the call is charged what it streamed, tool-call arguments
+        // and reasoning included (at most its limit, token-estimate.ts). CONTRACT §13 names no
+        // outcome for a call cut at its limit: it is recorded as the abort it is.
+        const streamed = text.slice(stepTextStart) + cap.unshown;
+        metered.end({ usage: null, text: streamed, outcome: job.signal.aborted || cap.cut ? 'aborted' : 'failed' });
         // Cut off at its output limit (a provider ignoring it): the answer ends as if it had stopped there.
         if (cap.cut && !job.signal.aborted) {
           finishReason = 'length';

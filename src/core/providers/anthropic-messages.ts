@@ -4,12 +4,13 @@ import {
   toolResultText,
   type ChatCall,
   type ChatMessage,
+  type DecoderSinks,
+  type OutputSink,
   type RawToolCall,
   type StepFinish,
   type StepResult,
   type StepUsage,
   type StreamDecoder,
-  type TextSink,
   type WireProtocol,
 } from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
@@ -141,8 +142,8 @@ export const anthropicMessages: WireProtocol = {
       json: body,
     };
   },
-  decoder(onText, call) {
-    return new AnthropicStreamDecoder(onText, call === undefined ? undefined : anthropicAnswerTool(call)?.name);
+  decoder(sinks, call) {
+    return new AnthropicStreamDecoder(sinks, call === undefined ? undefined : anthropicAnswerTool(call)?.name);
   },
 };
 
@@ -150,10 +151,21 @@ interface StreamEvent {
   type?: unknown;
   index?: unknown;
   message?: { usage?: Record<string, unknown> };
-  content_block?: { type?: unknown; id?: unknown; name?: unknown };
-  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; stop_reason?: unknown };
+  /** `text`, `thinking` and `data` (redacted thinking) are empty at a block's start in practice. */
+  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; thinking?: unknown; data?: unknown };
+  delta?: Delta;
   usage?: Record<string, unknown>;
   error?: { type?: unknown };
+}
+
+/** A content block's delta: `text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta` and others. */
+interface Delta {
+  type?: unknown;
+  text?: unknown;
+  partial_json?: unknown;
+  thinking?: unknown;
+  signature?: unknown;
+  stop_reason?: unknown;
 }
 
 const stopReasons: Record<string, StepFinish> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool-calls' };
@@ -177,6 +189,11 @@ function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
+/** Reports a field's text as output when it is some: what is not a string carries none. */
+function report(onOutput: OutputSink, value: unknown): void {
+  if (typeof value === 'string' && value !== '') onOutput(value);
+}
+
 class AnthropicStreamDecoder implements StreamDecoder {
   private readonly sse = new SseReader((_event, data) => {
     this.onData(data);
@@ -190,7 +207,7 @@ class AnthropicStreamDecoder implements StreamDecoder {
   private readonly usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
 
   constructor(
-    private readonly onText: TextSink,
+    private readonly sinks: DecoderSinks,
     private readonly answerTool: string | undefined,
   ) {}
 
@@ -222,6 +239,7 @@ class AnthropicStreamDecoder implements StreamDecoder {
       }
       case 'content_block_start': {
         const block = event.content_block;
+        if (block) this.reportBlockStart(block);
         if (block?.type === 'tool_use' && typeof event.index === 'number' && this.answerTool !== undefined && block.name === this.answerTool) {
           this.answerBlock = event.index;
         } else if (block?.type === 'tool_use' && typeof event.index === 'number') {
@@ -229,17 +247,9 @@ class AnthropicStreamDecoder implements StreamDecoder {
         }
         return;
       }
-      case 'content_block_delta': {
-        const delta = event.delta;
-        if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') this.onText(delta.text);
-        else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && event.index === this.answerBlock) {
-          if (delta.partial_json !== '') this.onText(delta.partial_json);
-        } else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && typeof event.index === 'number') {
-          const block = this.toolBlocks.get(event.index);
-          if (block) block.json += delta.partial_json;
-        }
+      case 'content_block_delta':
+        if (event.delta) this.onDelta(event.index, event.delta);
         return;
-      }
       case 'message_delta':
         if (typeof event.delta?.stop_reason === 'string') this.finish = stopReasons[event.delta.stop_reason] ?? 'other';
         // `output_tokens` here is the running total of the message.
@@ -254,5 +264,49 @@ class AnthropicStreamDecoder implements StreamDecoder {
         // ping, content_block_stop, and event types added after this was written.
         return;
     }
+  }
+
+  /**
+   * Every delta is output the model generated, whatever its type, and counts as such (the cap,
+   * chat-protocol.ts OutputSink): text and the answer tool's input are the answer's text, a tool
+   * call's input fragments are kept for the call, thinking and its signature (and delta types
+   * added after this was written) are counted only.
+   */
+  private onDelta(index: unknown, delta: Delta): void {
+    const { onText, onOutput } = this.sinks;
+    switch (delta.type) {
+      case 'text_delta':
+        if (typeof delta.text === 'string' && delta.text !== '') onText(delta.text);
+        return;
+      case 'input_json_delta': {
+        if (typeof delta.partial_json !== 'string' || delta.partial_json === '') return;
+        if (index === this.answerBlock) {
+          onText(delta.partial_json);
+          return;
+        }
+        onOutput(delta.partial_json);
+        const block = typeof index === 'number' ? this.toolBlocks.get(index) : undefined;
+        if (block) block.json += delta.partial_json;
+        return;
+      }
+      case 'thinking_delta':
+        report(onOutput, delta.thinking);
+        return;
+      case 'signature_delta':
+        report(onOutput, delta.signature);
+        return;
+      default:
+        // Counted by its size on the wire: what a delta of an unknown kind holds is not known.
+        onOutput(JSON.stringify(delta));
+    }
+  }
+
+  /** What a block's start carries that the model generated: a tool's name, any opening text. */
+  private reportBlockStart(block: NonNullable<StreamEvent['content_block']>): void {
+    const { onOutput } = this.sinks;
+    report(onOutput, block.name);
+    report(onOutput, block.text);
+    report(onOutput, block.thinking);
+    report(onOutput, block.data);
   }
 }

@@ -1,6 +1,6 @@
 import type { ProviderName } from '../config/env-schema.js';
 import { anthropicMessages } from './anthropic-messages.js';
-import type { ChatCall, StepResult, TextSink, WireProtocol } from './chat-protocol.js';
+import type { ChatCall, OutputSink, StepResult, TextSink, WireProtocol } from './chat-protocol.js';
 import { ollamaChat } from './ollama-chat.js';
 import { openAIChat } from './openai-chat.js';
 import { ProviderUnreachableError } from './provider-errors.js';
@@ -21,16 +21,19 @@ export interface ModelCallOptions {
   /** The provider answered 2xx. */
   onResponse: () => void;
   onText: TextSink;
+  /** Every other piece of output the model streams (tool calls, reasoning): see chat-protocol.ts. */
+  onOutput: OutputSink;
 }
 
 /**
- * One streamed model call in the provider's own wire format: its text goes to `onText` as it
- * arrives, and its tool calls, finish reason and usage come back when it has ended. Failures
+ * One streamed model call in the provider's own wire format: its text goes to `onText` and the
+ * rest of its output to `onOutput` as it arrives, and its tool calls, finish reason and usage
+ * come back when it has ended. Failures
  * reject (see provider-http.ts and provider-errors.ts); chat-error.ts maps them.
  */
 export async function callModel(call: ChatCall, options: ModelCallOptions): Promise<StepResult> {
   const protocol = protocols[options.provider];
-  const decoder = protocol.decoder(options.onText, call);
+  const decoder = protocol.decoder({ onText: options.onText, onOutput: options.onOutput }, call);
   const progress = { answered: false };
   const onResponse = () => {
     progress.answered = true;

@@ -2,7 +2,7 @@ import type { CallOptions, TokenLogprob } from './call-options.js';
 
 // The provider-neutral shape of one model call. The engine speaks only this; each wire protocol
 // (openai-chat.ts, anthropic-messages.ts, ollama-chat.ts) turns it into its own request and turns
-// its streamed answer back into text deltas and a step result.
+// its streamed answer back into text deltas, the other output's pieces and a step result.
 
 export interface ToolCallRecord {
   id: string;
@@ -82,9 +82,10 @@ export interface WireRequest {
 
 /**
  * Reads a provider's streamed answer piece by piece. `push` gets the body as it arrives (text,
- * split anywhere) and reports text deltas through the callback it was made with; `end` is called
- * when the body is complete and returns the step's result. Both throw ProviderProtocolError when
- * the answer cannot be read, and ProviderStreamError when the provider reports a failure inside it.
+ * split anywhere) and reports text deltas and other output through the sinks it was made with;
+ * `end` is called when the body is complete and returns the step's result. Both throw
+ * ProviderProtocolError when the answer cannot be read, and ProviderStreamError when the provider
+ * reports a failure inside it.
  */
 export interface StreamDecoder {
   push(text: string): void;
@@ -94,8 +95,24 @@ export interface StreamDecoder {
 /** Where a decoder reports text; `logprobs` are the tokens' (OpenAI only, when asked for). */
 export type TextSink = (text: string, logprobs?: readonly TokenLogprob[]) => void;
 
+/**
+ * Where a decoder reports every other piece of output the model generates as it streams: tool
+ * calls' names and argument fragments, reasoning ("thinking"), refusals. None of it is the
+ * answer's text, but all of it is output the provider bills and counts against the `max_tokens`
+ * it was sent, so it is held to the call's output cap and its worst case as text is
+ * (output-cap.ts, CONTRACT §13). A piece is reported as it arrives, before it is parsed or even
+ * kept, whether or not it turns out valid.
+ */
+export type OutputSink = (piece: string) => void;
+
+/** The two places a decoder reports what it reads. */
+export interface DecoderSinks {
+  onText: TextSink;
+  onOutput: OutputSink;
+}
+
 export interface WireProtocol {
   request: (call: ChatCall, apiKey: string | undefined) => WireRequest;
   /** `call` is the request the answer belongs to (Anthropic reads its answer tool from it). */
-  decoder: (onText: TextSink, call?: ChatCall) => StreamDecoder;
+  decoder: (sinks: DecoderSinks, call?: ChatCall) => StreamDecoder;
 }

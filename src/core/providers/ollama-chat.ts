@@ -4,12 +4,12 @@ import {
   toolResultText,
   type ChatCall,
   type ChatMessage,
+  type DecoderSinks,
   type RawToolCall,
   type StepFinish,
   type StepResult,
   type StepUsage,
   type StreamDecoder,
-  type TextSink,
   type WireProtocol,
 } from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
@@ -88,14 +88,15 @@ export const ollamaChat: WireProtocol = {
     };
     return { path: '/api/chat', headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' }, json: body };
   },
-  decoder(onText) {
-    return new OllamaStreamDecoder(onText);
+  decoder(sinks) {
+    return new OllamaStreamDecoder(sinks);
   },
 };
 
 interface Line {
   error?: unknown;
-  message?: { content?: unknown; tool_calls?: unknown };
+  /** `thinking`: a thinking model's reasoning, streamed before its answer. */
+  message?: { content?: unknown; thinking?: unknown; tool_calls?: unknown };
   done?: unknown;
   done_reason?: unknown;
   prompt_eval_count?: unknown;
@@ -122,7 +123,7 @@ class OllamaStreamDecoder implements StreamDecoder {
   private done = false;
   private usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
 
-  constructor(private readonly onText: TextSink) {}
+  constructor(private readonly sinks: DecoderSinks) {}
 
   push(text: string): void {
     this.lines.push(text, this.onLine);
@@ -142,7 +143,9 @@ class OllamaStreamDecoder implements StreamDecoder {
     if (value.error !== undefined) throw new ProviderStreamError(500);
     const message = value.message;
     if (message) {
-      if (typeof message.content === 'string' && message.content !== '') this.onText(message.content);
+      if (typeof message.content === 'string' && message.content !== '') this.sinks.onText(message.content);
+      // Generated output, counted against the cap (chat-protocol.ts OutputSink), not shown.
+      if (typeof message.thinking === 'string' && message.thinking !== '') this.sinks.onOutput(message.thinking);
       if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls as LineToolCall[]) this.addToolCall(call);
     }
     if (value.done === true) {
@@ -152,14 +155,18 @@ class OllamaStreamDecoder implements StreamDecoder {
     }
   };
 
+  /**
+   * Ollama sends a tool call whole, its arguments as a value: the call is counted as output by its
+   * name and its arguments' JSON before anything else, whether or not it is kept (a call without
+   * a name is dropped, but was generated all the same).
+   */
   private addToolCall(call: LineToolCall): void {
     const name = call.function?.name;
-    if (typeof name !== 'string' || name === '') return;
     const args = call.function?.arguments;
-    this.toolCalls.push({
-      id: typeof call.id === 'string' && call.id !== '' ? call.id : `call_${randomUUID()}`,
-      name,
-      argumentsText: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
-    });
+    const argumentsText = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+    if (typeof name === 'string' && name !== '') this.sinks.onOutput(name);
+    this.sinks.onOutput(argumentsText);
+    if (typeof name !== 'string' || name === '') return;
+    this.toolCalls.push({ id: typeof call.id === 'string' && call.id !== '' ? call.id : `call_${randomUUID()}`, name, argumentsText });
   }
 }

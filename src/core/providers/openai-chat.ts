@@ -4,12 +4,13 @@ import {
   toolResultText,
   type ChatCall,
   type ChatMessage,
+  type DecoderSinks,
+  type OutputSink,
   type RawToolCall,
   type StepFinish,
   type StepResult,
   type StepUsage,
   type StreamDecoder,
-  type TextSink,
   type WireProtocol,
 } from './chat-protocol.js';
 import { ProviderProtocolError, ProviderStreamError } from './provider-errors.js';
@@ -104,8 +105,8 @@ export const openAIChat: WireProtocol = {
       json: body,
     };
   },
-  decoder(onText) {
-    return new OpenAIStreamDecoder(onText);
+  decoder(sinks) {
+    return new OpenAIStreamDecoder(sinks);
   },
 };
 
@@ -115,10 +116,25 @@ interface ChunkToolCall {
   function?: { name?: unknown; arguments?: unknown };
 }
 
+/**
+ * A chunk's delta. Besides `content` and `tool_calls`, what servers speaking this API stream as
+ * output: `refusal` (OpenAI), the reasoning of a reasoning model (`reasoning_content`: DeepSeek,
+ * vLLM, llama.cpp; `reasoning`: OpenRouter, Ollama's /v1, newer vLLM), and the legacy
+ * `function_call`. Only counted (chat-protocol.ts OutputSink), never shown.
+ */
+interface Delta {
+  content?: unknown;
+  tool_calls?: unknown;
+  refusal?: unknown;
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+  function_call?: { name?: unknown; arguments?: unknown };
+}
+
 interface Chunk {
   error?: { type?: unknown; code?: unknown };
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
-  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; logprobs?: { content?: unknown } | null; finish_reason?: unknown }[];
+  choices?: { delta?: Delta; logprobs?: { content?: unknown } | null; finish_reason?: unknown }[];
 }
 
 const finishReasons: Record<string, StepFinish> = { stop: 'stop', length: 'length', tool_calls: 'tool-calls', function_call: 'tool-calls' };
@@ -134,6 +150,11 @@ function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
+/** Reports a field's text as output when it is some: what is not a string carries none. */
+function report(onOutput: OutputSink, value: unknown): void {
+  if (typeof value === 'string' && value !== '') onOutput(value);
+}
+
 class OpenAIStreamDecoder implements StreamDecoder {
   private readonly sse = new SseReader((_event, data) => {
     this.onData(data);
@@ -143,7 +164,7 @@ class OpenAIStreamDecoder implements StreamDecoder {
   private sawDone = false;
   private usage: StepUsage = { inputTokens: 0, outputTokens: 0 };
 
-  constructor(private readonly onText: TextSink) {}
+  constructor(private readonly sinks: DecoderSinks) {}
 
   push(text: string): void {
     this.sse.push(text);
@@ -169,21 +190,53 @@ class OpenAIStreamDecoder implements StreamDecoder {
     if (chunk.usage) this.usage = { inputTokens: count(chunk.usage.prompt_tokens), outputTokens: count(chunk.usage.completion_tokens) };
     const choice = chunk.choices?.[0];
     if (!choice) return;
+    // Only one answer is asked for (no `n`); any other choice a server streams is output all the same.
+    if (Array.isArray(chunk.choices) && chunk.choices.length > 1) for (const other of chunk.choices.slice(1)) this.reportIgnoredChoice(other);
     const delta = choice.delta;
     if (delta) {
       if (typeof delta.content === 'string' && delta.content !== '') {
         // Asked-for log probabilities ride on the chunk of the text they describe.
         const logprobs = choice.logprobs ? readLogprobs(choice.logprobs.content) : [];
-        if (logprobs.length > 0) this.onText(delta.content, logprobs);
-        else this.onText(delta.content);
+        if (logprobs.length > 0) this.sinks.onText(delta.content, logprobs);
+        else this.sinks.onText(delta.content);
       }
       if (Array.isArray(delta.tool_calls)) for (const part of delta.tool_calls as ChunkToolCall[]) this.addToolCallPart(part);
+      this.reportOtherOutput(delta);
     }
     if (typeof choice.finish_reason === 'string') this.finish = finishReasons[choice.finish_reason] ?? 'other';
   }
 
+  /** The delta's output that is neither text nor a tool call: counted, not kept. */
+  private reportOtherOutput(delta: Delta): void {
+    report(this.sinks.onOutput, delta.refusal);
+    // A server that sends the reasoning under both names generated it once: it counts once.
+    report(this.sinks.onOutput, typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '' ? delta.reasoning_content : delta.reasoning);
+    if (delta.function_call) {
+      report(this.sinks.onOutput, delta.function_call.name);
+      report(this.sinks.onOutput, delta.function_call.arguments);
+    }
+  }
+
+  /** A choice past the first: never read, but all of its output is counted. */
+  private reportIgnoredChoice(choice: NonNullable<Chunk['choices']>[number] | null | undefined): void {
+    const delta = choice?.delta;
+    if (!delta) return;
+    report(this.sinks.onOutput, delta.content);
+    if (Array.isArray(delta.tool_calls)) {
+      for (const part of delta.tool_calls as (ChunkToolCall | null)[]) {
+        report(this.sinks.onOutput, part?.function?.name);
+        report(this.sinks.onOutput, part?.function?.arguments);
+      }
+    }
+    this.reportOtherOutput(delta);
+  }
+
   /** Calls arrive as an opening part (id, name) and argument fragments, keyed by index. */
   private addToolCallPart(part: ChunkToolCall): void {
+    // Counted as streamed, whatever becomes of it: a call without a name is dropped at the end,
+    // but the provider generated (and bills) its arguments all the same.
+    report(this.sinks.onOutput, part.function?.name);
+    report(this.sinks.onOutput, part.function?.arguments);
     const index = typeof part.index === 'number' ? part.index : Math.max(0, this.calls.length - 1);
     let call = this.calls[index];
     if (call === undefined) {
