@@ -2,6 +2,7 @@ import type { ChatEvent } from '../../src/core/chat/chat-events.js';
 import type { ApiClient } from './api-client.js';
 import { partsOfStoredAnswer } from './answer-parts.js';
 import { AnswerView, userMessageElement } from './answer-view.js';
+import type { Caller, CallerAware } from './caller.js';
 import { announce, el, errorText } from './dom.js';
 import { MessageActions } from './message-actions.js';
 import { plainTitle } from './plain-title.js';
@@ -25,7 +26,7 @@ export interface ConversationModel {
  * page or the conversation does not stop it. Retry after a failure (SendRetry) and the buttons on
  * the messages (MessageActions) ask for answers through this panel.
  */
-export class ChatPanel {
+export class ChatPanel implements CallerAware {
   conversationId: string | null = null;
   readonly #title = el('h2', { class: 'conversation-title', id: 'conversation-title' }, 'New conversation');
   readonly #messages = el('div', { class: 'messages', id: 'messages' });
@@ -36,12 +37,14 @@ export class ChatPanel {
     placeholder: 'Ask something… (Enter sends, Shift+Enter adds a line)',
     required: true,
   });
+  // Agent mode needs terminal:execute (CONTRACT §5): offered once the caller is known to hold it.
+  readonly #agentMode = el('option', { value: 'agent', disabled: true }, 'Agent (write, run commands)');
   readonly #mode = el(
     'select',
     { id: 'mode-select', name: 'mode' },
     el('option', { value: 'chat' }, 'Chat (no tools)'),
     el('option', { value: 'assistant', selected: true }, 'Assistant (read files)'),
-    el('option', { value: 'agent' }, 'Agent (write, run commands)'),
+    this.#agentMode,
   );
   readonly #send = el('button', { type: 'submit', class: 'primary' }, 'Send');
   readonly #stop = el('button', { type: 'button', class: 'danger', hidden: true, title: 'Stop the answer (Esc)' }, 'Stop');
@@ -151,6 +154,15 @@ export class ChatPanel {
     addEventListener('pagehide', () => {
       this.#saveShown();
     });
+  }
+
+  /** Agent mode is offered to callers who may run commands; one who no longer may goes back to Assistant. */
+  showFor(caller: Caller): void {
+    const may = caller.may('terminal:execute');
+    this.#agentMode.disabled = !may;
+    if (may) this.#agentMode.removeAttribute('title');
+    else this.#agentMode.title = 'Your role cannot run commands';
+    if (!may && this.#mode.value === 'agent') this.#mode.value = 'assistant';
   }
 
   /** First paint: a stream this tab was following before a reload, else the current conversation. */

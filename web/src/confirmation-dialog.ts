@@ -1,4 +1,5 @@
 import { appCodeOf, type ApiClient } from './api-client.js';
+import type { Caller, CallerAware } from './caller.js';
 import { announce, el, errorText } from './dom.js';
 
 export interface HeldCommand {
@@ -41,7 +42,7 @@ function tail(output: string, lines = 12, characters = 2000): string {
  * dialog with Run and Reject. They come from the event feed, the terminal socket and, at start,
  * the pending list, so each is queued once by its id.
  */
-export class ConfirmationDialog {
+export class ConfirmationDialog implements CallerAware {
   readonly #dialog = el('dialog', { class: 'confirm-dialog', id: 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-command' });
   readonly #command = el('pre', { id: 'confirm-command', class: 'confirm-command' });
   readonly #risk = el('p', { class: 'confirm-risk' });
@@ -58,6 +59,11 @@ export class ConfirmationDialog {
   readonly #seen = new Set<string>();
   #shown: HeldCommand | null = null;
   #answering = false;
+  /**
+   * Held commands are listed and decided with terminal:execute (CONTRACT §5). Nobody without it
+   * can have one held, and asking anyway would only be refused, each refusal audited.
+   */
+  #mayDecide = false;
 
   /** Told of each command queued and of each decided (or gone) here: a paused answer shows it waiting. */
   onHeld: (held: HeldCommand) => void = () => undefined;
@@ -97,8 +103,13 @@ export class ConfirmationDialog {
     });
   }
 
-  /** Queues the commands already waiting (none when system commands are off). */
+  showFor(caller: Caller): void {
+    this.#mayDecide = caller.may('terminal:execute');
+  }
+
+  /** Queues the commands already waiting (none when system commands are off or the caller may not run any). */
   async loadPending(): Promise<void> {
+    if (!this.#mayDecide) return;
     try {
       const { pending } = await this.client.security.pending.query({ all: false });
       for (const held of pending) this.add({ commandId: held.id, command: held.command, risk: held.risk, reasons: held.reasons, terminalId: held.terminalId });

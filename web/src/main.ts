@@ -3,6 +3,7 @@ import { renderAccount, renderLoginRequired, renderSignedOut } from './account.j
 import { createApiClient } from './api-client.js';
 import { fetchSession, TokenHolder } from './auth-session.js';
 import { BudgetIndicator } from './budget-indicator.js';
+import { fetchCaller, type CallerAware } from './caller.js';
 import { ChatPanel } from './chat-panel.js';
 import { ConfirmationDialog } from './confirmation-dialog.js';
 import { ConversationList } from './conversation-list.js';
@@ -57,7 +58,7 @@ async function start(): Promise<void> {
   };
   const usagePage = new UsagePage(client, () => drawer.toggleButton);
   const policies = new PolicyEditor(client, () => drawer.toggleButton);
-  const usageNavigation = new UsageNavigation(byId('sidebar'), client, usagePage, policies);
+  const usageNavigation = new UsageNavigation(byId('sidebar'), usagePage, policies);
   // A page opened from the drawer closes it; the drawer's button takes the focus back afterwards
   // (the button that opened the page slides out of sight with the drawer).
   usageNavigation.onOpen = (button) => {
@@ -98,10 +99,27 @@ async function start(): Promise<void> {
     void conversations.refresh();
   });
 
-  const caller = usageNavigation.refresh().catch((error: unknown) => {
-    console.warn('could not read what the caller may see', error);
-  });
-  await Promise.all([chat.start(), models.refresh(), workspaces.refresh(), confirmations.loadPending(), budget.refresh(), caller]);
+  // Every control whose action needs more than every signed-in role has starts hidden or off; the
+  // server's word on the caller (/api/auth/me) turns on what the caller's roles allow. Asked again
+  // with each new token, which may carry other roles. A failed answer leaves the page as it was:
+  // at start that is the fail-closed default, later it is the last answer, not less.
+  const callerAware: CallerAware[] = [usageNavigation, chat, models, workspaces, terminal, confirmations];
+  let callerAsked = 0;
+  const showCaller = async (): Promise<void> => {
+    const asked = ++callerAsked;
+    try {
+      const caller = await fetchCaller(client);
+      if (asked !== callerAsked) return;
+      for (const part of callerAware) part.showFor(caller);
+    } catch (error) {
+      console.warn('could not read what the caller may do', error);
+    }
+  };
+  tokens.onRenew(() => void showCaller());
+
+  // Held commands are asked for once it is known whether the caller may have any.
+  const callerShown = showCaller().then(() => confirmations.loadPending());
+  await Promise.all([chat.start(), models.refresh(), workspaces.refresh(), budget.refresh(), callerShown]);
   await conversations.refresh();
   document.body.dataset.ready = 'true';
 }

@@ -1,4 +1,5 @@
 import type { ApiClient } from './api-client.js';
+import type { Caller, CallerAware } from './caller.js';
 import type { ConversationModel } from './chat-panel.js';
 import { announce, el, errorText } from './dom.js';
 import type { EventFeed, FeedEvent } from './event-feed.js';
@@ -26,10 +27,12 @@ const percent = (progress: Progress | undefined) => (progress && progress.total 
  * opens with the model of its last answer, a new one with the user's own active model, which
  * *Make default* sets (for this user only). Download progress arrives on the event feed; while a
  * download runs the list is also polled, so a feed that dropped cannot leave the bar frozen.
+ * Choosing and *Make default* are everyone's; Download only for callers with models:download.
  */
-export class ModelPicker implements ConversationModel {
+export class ModelPicker implements ConversationModel, CallerAware {
   readonly #select = el('select', { id: 'model-select', name: 'model' });
   readonly #downloadName = el('input', { type: 'text', id: 'download-name', name: 'modelName', placeholder: 'e.g. qwen3:8b', required: true });
+  readonly #downloadMenu = el('details', { class: 'picker-more', id: 'model-download', hidden: true });
   readonly #progress = el('progress', { id: 'download-progress', max: '100', value: '0', hidden: true, 'aria-label': 'Download progress' });
   readonly #status = el('span', { class: 'picker-status', id: 'model-status', role: 'status' });
   // Making it the default is a button, not the select's change: arrow keys on a closed select
@@ -54,6 +57,7 @@ export class ModelPicker implements ConversationModel {
       el('button', { type: 'submit' }, 'Download'),
       this.#progress,
     );
+    this.#downloadMenu.append(el('summary', {}, 'Download'), downloadForm);
     root.append(
       el(
         'div',
@@ -61,7 +65,7 @@ export class ModelPicker implements ConversationModel {
         el('label', { for: 'model-select' }, 'Model'),
         this.#select,
         this.#apply,
-        el('details', { class: 'picker-more' }, el('summary', {}, 'Download'), downloadForm),
+        this.#downloadMenu,
         this.#status,
       ),
     );
@@ -77,6 +81,11 @@ export class ModelPicker implements ConversationModel {
     feed.on('model_download', (event) => {
       this.#showDownload(event);
     });
+  }
+
+  showFor(caller: Caller): void {
+    this.#downloadMenu.hidden = !caller.may('models:download');
+    if (this.#downloadMenu.hidden) this.#downloadMenu.open = false;
   }
 
   async refresh(): Promise<void> {

@@ -2,6 +2,7 @@ import type { Terminal } from '@xterm/xterm';
 import type { FitAddon } from '@xterm/addon-fit';
 import { appCodeOf, type ApiClient } from './api-client.js';
 import type { TokenHolder } from './auth-session.js';
+import type { Caller, CallerAware } from './caller.js';
 import { outcomeText, type ConfirmationDialog, type HeldCommand, type HeldOutcome } from './confirmation-dialog.js';
 import { el, errorText } from './dom.js';
 
@@ -16,16 +17,16 @@ type TerminalFrame =
  * A sandboxed shell over its WebSocket (`/api/terminals/:id/ws`). Commands are sent whole from
  * the command field (each goes through risk analysis and may be held); keystrokes typed into the
  * terminal reach only a program that is running, as the server allows. xterm is loaded on first
- * open, so the chat does not pay for it.
+ * open, so the chat does not pay for it. Offered only to callers who may start and use a terminal.
  */
-export class TerminalPanel {
+export class TerminalPanel implements CallerAware {
   readonly #screen = el('div', { class: 'terminal-screen', id: 'terminal-screen' });
   // The visible label is a "$" prompt, which a screen reader would read as "dollar".
   readonly #command = el('input', { type: 'text', id: 'terminal-command', name: 'command', 'aria-label': 'Command', autocomplete: 'off', spellcheck: 'false', placeholder: 'ls -la' });
   readonly #state = el('span', { class: 'terminal-state', id: 'terminal-state', role: 'status' }, 'not started');
   readonly #interrupt = el('button', { type: 'button', disabled: true }, 'Ctrl-C');
-  /** The top bar's button that shows and hides this panel. */
-  readonly toggleButton = el('button', { type: 'button', id: 'terminal-toggle', 'aria-controls': 'terminal-panel', 'aria-expanded': 'false' }, 'Terminal');
+  /** The top bar's button that shows and hides this panel; hidden until the caller is known to hold terminal:*. */
+  readonly toggleButton = el('button', { type: 'button', id: 'terminal-toggle', 'aria-controls': 'terminal-panel', 'aria-expanded': 'false', hidden: true }, 'Terminal');
   #terminal: Terminal | null = null;
   /** The start-up under way: a second open (Run, ✕ then Terminal again) waits for it instead of starting another. */
   #opening: Promise<void> | null = null;
@@ -72,6 +73,17 @@ export class TerminalPanel {
     new ResizeObserver(() => {
       this.#resize();
     }).observe(this.#screen);
+  }
+
+  /**
+   * Opening reattaches to the caller's terminal (terminal:execute) or starts one (terminal:create):
+   * without both the panel would only show the server's refusal. A caller who lost them (new
+   * roles at a token renewal) has the panel closed; what runs in it is the server's to end.
+   */
+  showFor(caller: Caller): void {
+    const may = caller.may('terminal:create') && caller.may('terminal:execute');
+    this.toggleButton.hidden = !may;
+    if (!may && !this.root.hidden) this.toggle(false);
   }
 
   /** Shows or hides the panel; the first showing starts (or reattaches to) a terminal. */

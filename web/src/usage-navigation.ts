@@ -1,4 +1,4 @@
-import type { ApiClient } from './api-client.js';
+import type { Caller, CallerAware } from './caller.js';
 import { el } from './dom.js';
 import type { PolicyEditor } from './policy-editor.js';
 import type { UsagePage } from './usage-page.js';
@@ -6,10 +6,10 @@ import type { UsagePage } from './usage-page.js';
 /**
  * The way to the Usage page and, for TheDude (user:management), the policy editor: buttons at the
  * foot of the conversation list, so on a narrow screen they are in the drawer with the rest of
- * the navigation. What the caller may see is asked of the server (`/api/auth/me`), which knows the
- * roles whether they came from a token or from local mode.
+ * the navigation. What the caller may see is the server's answer (`/api/auth/me`, see caller.ts),
+ * which knows the roles whether they came from a token or from local mode.
  */
-export class UsageNavigation {
+export class UsageNavigation implements CallerAware {
   readonly #usageButton = el('button', { type: 'button', id: 'usage-open', 'aria-haspopup': 'dialog' }, 'Usage');
   readonly #policyButton = el('button', { type: 'button', id: 'policies-open', 'aria-haspopup': 'dialog', hidden: true }, 'Policies');
   /**
@@ -20,7 +20,6 @@ export class UsageNavigation {
 
   constructor(
     root: HTMLElement,
-    private readonly client: ApiClient,
     private readonly usage: UsagePage,
     private readonly policies: PolicyEditor,
   ) {
@@ -34,9 +33,8 @@ export class UsageNavigation {
   }
 
   /** Shows what the caller's permissions allow. */
-  async refresh(): Promise<void> {
-    const me = await this.client.system.me.query({});
-    this.usage.setViewer({ canAudit: me.permissions.includes('audit:view') });
-    this.#policyButton.hidden = !me.permissions.includes('user:management');
+  showFor(caller: Caller): void {
+    this.usage.setViewer({ canAudit: caller.may('audit:view') });
+    this.#policyButton.hidden = !caller.may('user:management');
   }
 }

@@ -1,11 +1,14 @@
 import { appCodeOf, type ApiClient } from './api-client.js';
+import type { Caller, CallerAware } from './caller.js';
 import { announce, el, errorText } from './dom.js';
 
 /**
  * The caller's active workspace, its branch (switchable) and its Git status; and registering a
- * folder as a workspace or unregistering one (its files stay), under Manage.
+ * folder as a workspace or unregistering one (its files stay), under Manage. Everyone sees the
+ * active workspace and branch; switching either needs workspaces:switch, and Manage also one of
+ * Dev, Lead, TheDude (CONTRACT §5), so until the caller is known both are off.
  */
-export class WorkspacePicker {
+export class WorkspacePicker implements CallerAware {
   readonly #select = el('select', { id: 'workspace-select', name: 'workspace' });
   readonly #branch = el('select', { id: 'branch-select', name: 'branch' });
   readonly #state = el('span', { class: 'workspace-state', id: 'workspace-state' });
@@ -14,12 +17,14 @@ export class WorkspacePicker {
   // each step would switch the workspace or check out a branch.
   readonly #switch = el('button', { type: 'button', id: 'workspace-switch', hidden: true }, 'Switch');
   readonly #checkout = el('button', { type: 'button', id: 'branch-checkout', hidden: true }, 'Check out');
-  readonly #manage = el('details', { class: 'picker-more', id: 'workspace-manage' });
+  readonly #manage = el('details', { class: 'picker-more', id: 'workspace-manage', hidden: true });
   readonly #name = el('input', { type: 'text', id: 'workspace-name', name: 'name', required: true, maxlength: '200', placeholder: 'e.g. website' });
   readonly #path = el('input', { type: 'text', id: 'workspace-path', name: 'path', required: true, placeholder: '/srv/projects/website', spellcheck: 'false' });
   readonly #remove = el('button', { type: 'button', id: 'workspace-remove', class: 'danger' }, 'Remove selected');
   /** In the form, wrapping: the server's reason for a refusal is read whole, not cut to fit the bar. */
   readonly #formStatus = el('p', { class: 'workspace-form-status', id: 'workspace-form-status', role: 'status' });
+  #maySwitch = false;
+  #registered = 0;
 
   constructor(
     root: HTMLElement,
@@ -59,13 +64,40 @@ export class WorkspacePicker {
     this.#remove.addEventListener('click', () => void this.#removeSelected());
     // Shown only while the choice differs from what is active, so there is one obvious next step.
     this.#select.addEventListener('change', () => {
-      this.#switch.hidden = this.#select.value === this.#selected(this.#select);
+      this.#switch.hidden = !this.#maySwitch || this.#select.value === this.#selected(this.#select);
     });
     this.#branch.addEventListener('change', () => {
-      this.#checkout.hidden = this.#branch.value === this.#selected(this.#branch);
+      this.#checkout.hidden = !this.#maySwitch || this.#branch.value === this.#selected(this.#branch);
     });
+    this.#applyAccess();
     this.#switch.addEventListener('click', () => void this.#switchWorkspace());
     this.#checkout.addEventListener('click', () => void this.#switchBranch());
+  }
+
+  showFor(caller: Caller): void {
+    this.#maySwitch = caller.may('workspaces:switch');
+    this.#manage.hidden = !(this.#maySwitch && caller.holdsAnyRole(['Dev', 'Lead', 'TheDude']));
+    if (this.#manage.hidden) this.#manage.open = false;
+    this.#applyAccess();
+  }
+
+  /**
+   * The lists show what is active to everyone; they are choosable only by a caller who may switch,
+   * since choosing is the first step of switching.
+   */
+  #applyAccess(): void {
+    const reason = this.#maySwitch ? undefined : 'Your role cannot switch workspaces or branches';
+    for (const select of [this.#select, this.#branch]) {
+      if (reason) select.title = reason;
+      else select.removeAttribute('title');
+    }
+    this.#select.disabled = this.#registered === 0 || !this.#maySwitch;
+    this.#branch.disabled = !this.#maySwitch;
+    this.#remove.disabled = this.#registered === 0;
+    if (!this.#maySwitch) {
+      this.#switch.hidden = true;
+      this.#checkout.hidden = true;
+    }
   }
 
   /** The value the select was last filled with as active (its `selected` option). */
@@ -79,8 +111,8 @@ export class WorkspacePicker {
     try {
       const { workspaces } = await this.client.workspaces.list.query({});
       const active = workspaces.find((workspace) => workspace.active) ?? workspaces[0];
-      this.#select.disabled = workspaces.length === 0;
-      this.#remove.disabled = workspaces.length === 0;
+      this.#registered = workspaces.length;
+      this.#applyAccess();
       this.#select.replaceChildren(
         ...(workspaces.length === 0 ? [el('option', { value: '' }, 'none registered')] : []),
         ...workspaces.map((workspace) => el('option', { value: workspace.id, selected: workspace.id === active?.id, title: workspace.path }, workspace.name)),
