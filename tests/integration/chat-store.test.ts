@@ -261,6 +261,29 @@ describeOnDatabases('chat store', (kind) => {
       }
     });
 
+    it("a new user's first question racing another write of the user's row still makes its conversation current, and keeps that write", async () => {
+      // Another procedure (a workspace switch) creates the user's row and commits while the
+      // question runs: the row is not in the question's snapshot, so its insert finds it only then.
+      const holder = new pg.Client({ connectionString: database.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`INSERT INTO "UserState" ("userId", "activeWorkspaceId", "updatedAt") VALUES ('ann', 'w1', now())`);
+        let answered = false;
+        const asking = question(null, 'first ever').then((recorded) => ((answered = true), recorded));
+        // The question waits on the uncommitted row (its insert's conflict), its snapshot taken.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(answered).toBe(false);
+        await holder.query('COMMIT');
+        const id = (await asking)?.conversation.id ?? '';
+        expect(id).not.toBe('');
+        // Either order of the two would leave the conversation current and the workspace chosen.
+        expect(await opened.db.userState.findUniqueOrThrow({ where: { userId: 'ann' } })).toMatchObject({ currentConversationId: id, activeWorkspaceId: 'w1' });
+      } finally {
+        await holder.end();
+      }
+    });
+
     it('answers 503 SERVICE_UNAVAILABLE when its database cannot be used', async () => {
       const url = new URL(database.url);
       url.pathname = '/assistant_test_no_such_database';

@@ -71,10 +71,11 @@ SELECT
  * even when it changes nothing, until the commit's WAL flush: a user's exchanges, in one
  * conversation or in several, queued on it one commit after another. The plain UPDATE takes no
  * lock where its WHERE finds nothing to change (and one racing it that does change the row is
- * re-checked once it commits); the INSERT … DO NOTHING covers the user's first question and
- * locks nothing either. Both see the statement's one snapshot, so at most one of them writes
- * (a new user's first two questions racing in two conversations leave the first one current:
- * between exchanges under way at once, "the latest" has no order to keep).
+ * re-checked once it commits). The INSERT covers the user's first question: it is tried only when
+ * the statement's snapshot holds no row, so exactly one of the two writes. Its upsert still locks
+ * the row when another transaction made it after that snapshot (a workspace or model switch, or
+ * the user's other first question): there the UPDATE cannot see the row, and DO NOTHING would
+ * have left no conversation current at all, in neither order of the two.
  */
 const questionTail = `
 , question AS (
@@ -83,7 +84,9 @@ const questionTail = `
 ), first_state AS (
   INSERT INTO "UserState" ("userId", "currentConversationId", "updatedAt")
   SELECT $2::text, id, $3::timestamp(3) FROM counted
-  ON CONFLICT ("userId") DO NOTHING
+  WHERE NOT EXISTS (SELECT 1 FROM "UserState" WHERE "userId" = $2::text)
+  ON CONFLICT ("userId") DO UPDATE
+  SET "currentConversationId" = excluded."currentConversationId", "updatedAt" = excluded."updatedAt"
 ), current AS (
   UPDATE "UserState" SET "currentConversationId" = (SELECT id FROM counted), "updatedAt" = $3::timestamp(3)
   WHERE "userId" = $2::text AND "currentConversationId" IS DISTINCT FROM (SELECT id FROM counted)
