@@ -293,6 +293,20 @@ describeOnDatabases('usage and quota attacks', (kind) => {
       await svc.service.deps.usage.settled();
       expect(await ledger()).toMatchObject([{ provider, outcome: 'completed', estimated: false, outputTokens: 20 }]);
     });
+
+    it(`a tool call from a provider that gives no count is charged what it streamed, not nothing (${provider})`, async () => {
+      await putPolicy({ quotas: [{ subject: { userId: 'attack-user' }, window: 'day', tokens: 100_000 }] });
+      const args = { command: 'z'.repeat(600) };
+      // A whole answer of tool-call arguments, counted as nothing (zeros are no count).
+      fake().enqueue({ kind: 'tools', calls: [{ id: 'call_free', name: 'forecast', arguments: args, pieces: 30 }], usage: { input: 0, output: 0 } });
+      const tools = [{ type: 'function', function: { name: 'forecast', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }];
+      const reply = await as('user', 'POST', '/v1/chat/completions', { model, max_tokens: 1_000, tools, messages: [{ role: 'user', content: 'go' }] });
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.body.choices[0].finish_reason).toBe('tool_calls');
+      await svc.service.deps.usage.settled();
+      // Its worst case, as for a text answer without a count: a token a byte of the name and arguments.
+      expect(await ledger()).toMatchObject([{ provider, outcome: 'completed', estimated: true, outputTokens: 'forecast'.length + JSON.stringify(args).length }]);
+    });
   }
 
   it('a model that keeps calling tools in chat mode is checked before each round: a request quota is never overshot', async () => {

@@ -71,10 +71,10 @@ export class OutputCap {
 
   /**
    * The output streamed but not shown as text (other output, the delta that crossed the limit),
-   * for the meter's worst case when the provider gives no count (a cut, an abort, a failure): a
-   * call that streamed only tool-call arguments is not charged as if it had streamed nothing.
-   * With a limit, at most its first `limit` characters: at least `limit` bytes, all the worst
-   * case can charge.
+   * for the meter's worst case when the provider gives no count (a cut, an abort, a failure, a
+   * call that ended with none): a call that streamed only tool-call arguments is not charged as
+   * if it had streamed nothing. With a limit, at most its first `limit` characters: at least
+   * `limit` bytes, all the worst case can charge.
    */
   get unshown(): string {
     return this.unshownOutput;

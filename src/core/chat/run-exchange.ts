@@ -169,8 +169,7 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
         // Without the provider's count the call is charged what it streamed, tool-call arguments
         // and reasoning included (at most its limit, token-estimate.ts). CONTRACT §13 names no
         // outcome for a call cut at its limit: it is recorded as the abort it is.
-        const streamed = text.slice(stepTextStart) + cap.unshown;
-        metered.end({ usage: null, text: streamed, outcome: job.signal.aborted || cap.cut ? 'aborted' : 'failed' });
+        metered.end({ usage: null, text: text.slice(stepTextStart) + cap.unshown, outcome: job.signal.aborted || cap.cut ? 'aborted' : 'failed' });
         // Cut off at its output limit (a provider ignoring it): the answer ends as if it had stopped there.
         if (cap.cut && !job.signal.aborted) {
           finishReason = 'length';
@@ -178,7 +177,9 @@ export async function runExchange(deps: ChatDeps, exchange: PreparedExchange, jo
         }
         throw error;
       }
-      metered.end({ usage: result.usage, text: text.slice(stepTextStart), outcome: job.signal.aborted ? 'aborted' : 'completed' });
+      // A call that ended without a count (zeros) is charged what it streamed as well: an answer
+      // of tool calls alone must not be charged no output (the text is read only then).
+      metered.end({ usage: result.usage, text: text.slice(stepTextStart) + cap.unshown, outcome: job.signal.aborted ? 'aborted' : 'completed' });
       addUsage(usage, result.usage);
       if (result.toolCalls.length === 0) {
         finishReason = finishReasonOf(result.finish);
