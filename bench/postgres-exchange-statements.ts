@@ -10,10 +10,10 @@
 // repository) are measured side by side: rounds alternate between them, each on a database of
 // its own (dropped at the end). Options: BENCH_ROUNDS (6), BENCH_EXCHANGES (500 per round),
 // BENCH_POSTGRES_URL (postgresql://postgres@127.0.0.1:5432/postgres, where the databases are made).
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { cpuTimes } from './proc-stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const EXCHANGES = Number(process.env.BENCH_EXCHANGES ?? 500);
@@ -32,9 +32,8 @@ interface Build {
 
 /** CPU (user + system) of one process so far, in ms. */
 function cpuMs(pid: number): number {
-  const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 function databaseUrl(name: string): string {

@@ -1,10 +1,10 @@
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
-import { startAuthService } from '../helpers/auth-service.js';
 import { describeWithBrowser, ensureWebBuilt, launchChromium, screenshotOnFailure, screenshotPath } from '../helpers/browser.js';
 import { initRepository, makeFolder, type Folder } from '../helpers/fixture-folders.js';
-import { freePort, startLoginIdentityProvider, type LoginIdentityProvider } from '../helpers/login-identity-provider.js';
+import type { LoginIdentityProvider } from '../helpers/login-identity-provider.js';
+import { callFromPage as callWithSession, newPersonContext, signInThroughProvider, startRoleService } from '../helpers/role-sessions.js';
 import { sandboxAvailable } from '../helpers/sandbox.js';
 import type { TestService } from '../helpers/test-service.js';
 
@@ -73,20 +73,12 @@ describeWithBrowser('the web interface offers each role only the controls it may
       spare[Symbol.dispose]();
     });
     initRepository(repository.path);
-    const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    idp = await startLoginIdentityProvider({ serviceBaseUrl: baseUrl });
-    cleanups.push(() => idp[Symbol.asyncDispose]());
-    for (const person of people) idp.setRoles(person.login, [person.role]);
-    service = await startAuthService('sqlite', idp, {
-      PORT: String(port),
-      OIDC_CLIENT_SECRET: idp.clientSecret,
-      OIDC_BASE_URL: baseUrl,
-      OIDC_SECRET: oidcSecret,
+    ({ idp, service } = await startRoleService(people, oidcSecret, {
       OLLAMA_BASE_URL: fake.url,
       // On: a User's terminal is refused for the role, not because terminals are off.
       ENABLE_SYSTEM_COMMANDS: 'true',
-    });
+    }));
+    cleanups.push(() => idp[Symbol.asyncDispose]());
     cleanups.push(() => service[Symbol.asyncDispose]());
     browser = await launchChromium();
     cleanups.push(() => browser.close());
@@ -125,49 +117,24 @@ describeWithBrowser('the web interface offers each role only the controls it may
       current = known.page;
       return known;
     }
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+    const context = await newPersonContext(browser);
     contexts.push(context);
-    await context.route(/^https?:\/\/fonts\.(googleapis|gstatic)\.com\//, (route) => route.abort());
     const page = await context.newPage();
     current = page;
     const responses: Session['responses'] = [];
     const replies: Session['replies'] = [];
-    page.on('pageerror', (error) => {
-      console.error(`page error (${person.login}):`, error);
-    });
     page.on('response', (response: Response) => {
       if (proceduresOf(response).length > 0) replies.push(callsOf(response).then((calls) => void responses.push(...calls)));
     });
-    await page.goto(service.url);
-    await page.locator('#chat a:has-text("Log in")').click();
-    const loginForm = page.locator('form:has(input[name="prompt"][value="login"])');
-    await loginForm.waitFor({ timeout: 15_000 });
-    await loginForm.locator('input[name="login"]').fill(person.login);
-    await loginForm.locator('input[name="password"]').fill('any password');
-    await loginForm.locator('button[type="submit"]').click();
-    const consent = page.locator('form:has(input[name="prompt"][value="consent"])');
-    await consent.waitFor({ timeout: 15_000 });
-    await consent.locator('button[type="submit"]').click();
-    await page.waitForURL(`${service.url}/`, { timeout: 15_000 });
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 20_000 });
-    expect(await page.getAttribute('#account .account-name', 'title')).toBe(`Roles: ${person.role}`);
+    await signInThroughProvider(page, service.url, person);
     const session = { page, responses, replies };
     sessions.set(person.login, session);
     return session;
   }
 
-  /** A same-origin call from the page with the access token its own session hands it. */
+  /** A same-origin call from the page with its own session's token. */
   function callFromPage(page: Page, method: string, path: string, body?: unknown): Promise<InPageReply> {
-    return page.evaluate(
-      async ([method, path, body]) => {
-        const session = (await (await fetch('/auth/session', { headers: { accept: 'application/json' } })).json()) as { accessToken?: string };
-        const headers: Record<string, string> = { authorization: `Bearer ${session.accessToken ?? ''}` };
-        if (body !== undefined) headers['content-type'] = 'application/json';
-        const response = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-        return { status: response.status, body: (await response.json()) as InPageReply['body'] };
-      },
-      [method, path, body] as const,
-    );
+    return callWithSession(page, method, path, body) as Promise<InPageReply>;
   }
 
   /** The status the server gave the next call of `procedure` the page makes. */

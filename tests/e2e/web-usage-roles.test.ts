@@ -1,9 +1,9 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeOllama, type FakeOllama } from '../fakes/index.js';
-import { startAuthService } from '../helpers/auth-service.js';
 import { describeWithBrowser, ensureWebBuilt, launchChromium, screenshotOnFailure, screenshotPath } from '../helpers/browser.js';
-import { freePort, startLoginIdentityProvider, type LoginIdentityProvider } from '../helpers/login-identity-provider.js';
+import type { LoginIdentityProvider } from '../helpers/login-identity-provider.js';
+import { callFromPage as callWithSession, newPersonContext, signInThroughProvider, startRoleService } from '../helpers/role-sessions.js';
 import type { TestService } from '../helpers/test-service.js';
 
 // The web interface's usage pages by role (CONTRACT §13, issue 23 item 5), signed in through the
@@ -60,19 +60,8 @@ describeWithBrowser('the usage pages show each role only what it may see', () =>
     await ensureWebBuilt();
     fake = await startFakeOllama();
     cleanups.push(() => fake.close());
-    // The provider registers <OIDC_BASE_URL>/auth/callback before the service starts: a port chosen beforehand.
-    const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    idp = await startLoginIdentityProvider({ serviceBaseUrl: baseUrl });
+    ({ idp, service } = await startRoleService(people, oidcSecret, { OLLAMA_BASE_URL: fake.url }));
     cleanups.push(() => idp[Symbol.asyncDispose]());
-    for (const person of people) idp.setRoles(person.login, [person.role]);
-    service = await startAuthService('sqlite', idp, {
-      PORT: String(port),
-      OIDC_CLIENT_SECRET: idp.clientSecret,
-      OIDC_BASE_URL: baseUrl,
-      OIDC_SECRET: oidcSecret,
-      OLLAMA_BASE_URL: fake.url,
-    });
     cleanups.push(() => service[Symbol.asyncDispose]());
     browser = await launchChromium();
     cleanups.push(() => browser.close());
@@ -90,53 +79,24 @@ describeWithBrowser('the usage pages show each role only what it may see', () =>
       current = known.page;
       return known;
     }
-    // A context each: separate cookies, so separate sign-ins.
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+    const context = await newPersonContext(browser);
     contexts.push(context);
-    // The provider's pages import a web font; there is no need to wait for the internet.
-    await context.route(/^https?:\/\/fonts\.(googleapis|gstatic)\.com\//, (route) => route.abort());
     const page = await context.newPage();
     current = page;
     const apiCalls: string[] = [];
-    page.on('pageerror', (error) => {
-      console.error(`page error (${person.login}):`, error);
-    });
     page.on('request', (sent: Request) => {
       const url = new URL(sent.url());
       if (url.pathname.startsWith('/trpc')) apiCalls.push(decodeURIComponent(url.pathname + url.search));
     });
-    await page.goto(service.url);
-    await page.locator('#chat a:has-text("Log in")').click();
-    const loginForm = page.locator('form:has(input[name="prompt"][value="login"])');
-    await loginForm.waitFor({ timeout: 15_000 });
-    await loginForm.locator('input[name="login"]').fill(person.login);
-    await loginForm.locator('input[name="password"]').fill('any password');
-    await loginForm.locator('button[type="submit"]').click();
-    const consent = page.locator('form:has(input[name="prompt"][value="consent"])');
-    await consent.waitFor({ timeout: 15_000 });
-    await consent.locator('button[type="submit"]').click();
-    await page.waitForURL(`${service.url}/`, { timeout: 15_000 });
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 20_000 });
-    // Signed in as this person, with this role and no other.
-    expect(await page.textContent('#account .account-name')).toBe(person.login);
-    expect(await page.getAttribute('#account .account-name', 'title')).toBe(`Roles: ${person.role}`);
+    await signInThroughProvider(page, service.url, person);
     const session = { page, apiCalls };
     sessions.set(person.login, session);
     return session;
   }
 
-  /** A same-origin call from the page with the access token its own session hands it. */
+  /** A same-origin call from the page with its own session's token; a policy document for a PUT. */
   function callFromPage(page: Page, method: string, path: string): Promise<InPageReply> {
-    return page.evaluate(
-      async ([method, path]) => {
-        const session = (await (await fetch('/auth/session', { headers: { accept: 'application/json' } })).json()) as { accessToken?: string };
-        const headers: Record<string, string> = { authorization: `Bearer ${session.accessToken ?? ''}` };
-        if (method !== 'GET') headers['content-type'] = 'application/json';
-        const response = await fetch(path, { method, headers, ...(method === 'GET' ? {} : { body: JSON.stringify({ quotas: [], modelAccess: [] }) }) });
-        return { status: response.status, body: (await response.json()) as InPageReply['body'] };
-      },
-      [method, path] as const,
-    );
+    return callWithSession(page, method, path, method === 'GET' ? undefined : { quotas: [], modelAccess: [] }) as Promise<InPageReply>;
   }
 
   function tokensText(usage: { input: number; output: number } | undefined): string {
