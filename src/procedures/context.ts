@@ -21,6 +21,7 @@ import type { IdempotencyStore } from '../core/idempotency/idempotency-store.js'
 import type { ChatAttempt } from '../core/chat/chat-attempt.js';
 import type { CommandDecisions } from '../core/commands/command-decisions.js';
 import type { ProviderReachability } from '../core/status/provider-reachability.js';
+import { lazyChildLogger } from './lazy-logger.js';
 
 /** What every transport shares: built once at start-up. */
 export interface AppDeps {
@@ -100,17 +101,44 @@ export interface Context extends AppDeps, RequestInfo {
   attempt?: ChatAttempt | undefined;
 }
 
+/**
+ * Each AppDeps's fields with a place for each request's, copied for every context: a copy of one
+ * object with a single spread is one step for V8 (its shape and values copied whole), where
+ * spreading the dependencies and the request's fields into a new literal added them one by one
+ * (about 8 µs against 3 µs, measured alone; BENCHMARKS.md, issue 24). The
+ * dependencies are built once at start-up and never assigned to, so their copy stays theirs.
+ */
+const templates = new WeakMap<AppDeps, Context>();
+
+function templateFor(deps: AppDeps): Context {
+  let template = templates.get(deps);
+  if (template === undefined) {
+    // Every field of RequestInfo (a new one fails to compile here): createContextInner copies each.
+    const request = {
+      requestId: '',
+      ip: '',
+      identify: () => Promise.reject(new Error('no caller on a template context')),
+      carried: undefined,
+      idempotencyKey: undefined,
+      lastEventId: undefined,
+    } satisfies Record<keyof RequestInfo, unknown>;
+    template = { ...deps, ...request, response: { headers: {} } };
+    templates.set(deps, template);
+  }
+  return template;
+}
+
 /** The context without any transport, so procedures can be called from tests and other bridges. */
 export function createContextInner(deps: AppDeps, request: RequestInfo): Context {
-  let logger: Logger | undefined;
-  return {
-    ...deps,
-    ...request,
-    // Made on first use: most requests log nothing of their own, and a pino child (its bindings
-    // serialised through the redaction) was a measurable part of a small request's context.
-    get logger(): Logger {
-      return (logger ??= deps.logger.child({ requestId: request.requestId }));
-    },
-    response: { headers: {} },
-  };
+  const ctx = { ...templateFor(deps) };
+  ctx.requestId = request.requestId;
+  ctx.ip = request.ip;
+  ctx.identify = request.identify;
+  ctx.carried = request.carried;
+  ctx.idempotencyKey = request.idempotencyKey;
+  ctx.lastEventId = request.lastEventId;
+  // Made on first use (lazy-logger.ts).
+  ctx.logger = lazyChildLogger(deps.logger, { requestId: request.requestId });
+  ctx.response = { headers: {} };
+  return ctx;
 }

@@ -49,3 +49,13 @@ it('lets other work run while it serialises a large history', async () => {
   // The serialisation took far more than one step, and the timer ran in between.
   expect(turns).toBeGreaterThan(0);
 });
+
+it('hands an ordinary body back at once, not as a promise, and a large one later', async () => {
+  const ordinary = jsonInSteps({ model: 'm', messages: [{ role: 'user', content: 'hello' }], stream: true });
+  expect(ordinary).not.toBeInstanceOf(Promise);
+  expect((ordinary as { pieces: string[] }).pieces.join('')).toBe(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }], stream: true }));
+  const messages = Array.from({ length: 50 }, (_, index) => ({ role: 'user', content: `${index} `.repeat(50_000) }));
+  const large = jsonInSteps({ model: 'm', messages });
+  expect(large).toBeInstanceOf(Promise);
+  expect((await large).pieces.join('')).toBe(JSON.stringify({ model: 'm', messages }));
+});

@@ -56,3 +56,25 @@ it.each([
   expect(body.equals(expected)).toBe(true);
   expect(headers['content-length']).toBe(String(expected.length));
 });
+
+it('a body that cannot be serialised, or a call aborted before it is sent, is a rejection, never a throw', async () => {
+  const before = received.length;
+  const sink = { onResponse: () => undefined, onData: () => undefined };
+  // JSON.stringify throws on a BigInt: the ordinary body is serialised in the caller's turn now,
+  // and that must still reach the caller as the promise's rejection.
+  let unserialisable: Promise<void> | undefined;
+  expect(() => {
+    unserialisable = sendToProvider({ url, headers: {}, json: { model: 'm', n: 1n }, signal: new AbortController().signal, timeoutMs: 5000 }, sink);
+  }).not.toThrow();
+  await expect(unserialisable).rejects.toThrow(TypeError);
+  const controller = new AbortController();
+  const aborted = sendToProvider({ url, headers: {}, json: { model: 'm' }, signal: controller.signal, timeoutMs: 5000 }, sink);
+  controller.abort();
+  // Aborted after the call began: the request may have gone, but the caller sees the abort.
+  await expect(aborted).rejects.toMatchObject({ name: 'AbortError' });
+  const abortedFirst = new AbortController();
+  abortedFirst.abort();
+  await expect(sendToProvider({ url, headers: {}, json: { model: 'm' }, signal: abortedFirst.signal, timeoutMs: 5000 }, sink)).rejects.toMatchObject({ name: 'AbortError' });
+  // Neither the unserialisable body nor the one aborted before it began reached the provider.
+  expect(received.slice(before).filter((entry) => entry.body.toString().includes('"n"'))).toHaveLength(0);
+});

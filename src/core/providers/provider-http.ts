@@ -61,7 +61,7 @@ export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink)
   const { url, headers } = request;
   // Nothing below keeps `request`: its body (the whole history window as JSON) is handed to the
   // socket and not held for as long as the answer streams.
-  return jsonInSteps(request.json).then((body) => {
+  const send = (body: JsonPieces): Promise<void> => {
     if (signal.aborted) throw abortError(signal.reason);
     let req: ClientRequest;
     try {
@@ -72,7 +72,14 @@ export function sendToProvider(request: ProviderHttpRequest, sink: ResponseSink)
       throw error instanceof Error ? error : new Error('The provider request could not be made', { cause: error });
     }
     return followResponse(req, signal, timeoutMs, sink);
-  });
+  };
+  try {
+    const body = jsonInSteps(request.json);
+    // An ordinary body is made at once and sent in this same turn (json-in-steps.ts).
+    return body instanceof Promise ? body.then(send) : send(body);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error('The provider request could not be made', { cause: error }));
+  }
 }
 
 function post(target: string, headers: Record<string, string>, body: JsonPieces): ClientRequest {
