@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedOrigin } from '../helpers/closed-origin.js';
 import { describeOnDatabases } from '../helpers/databases.js';
 import { expectEnvelope, startTestService, type TestService } from '../helpers/test-service.js';
+import { rawRequest } from '../helpers/raw-request.js';
 
 // CONTRACT §2 through HTTP: the envelope on every error path, check order, Host guard, body rules.
 
@@ -115,20 +116,9 @@ describeOnDatabases('HTTP contract', (kind) => {
   });
 
   it('a foreign Host header is refused with 403 SECURITY_VIOLATION before routing', async () => {
-    const { request: raw } = await import('node:http');
-    const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = raw(`${svc.url}/api/nothing`, { headers: { Host: 'attacker.example:80' } }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    const status = await rawRequest(svc.url, 'GET', '/api/nothing', { headers: { Host: 'attacker.example:80' } });
     expect(status.status).toBe(403);
-    expect(JSON.parse(status.body).error.code).toBe('SECURITY_VIOLATION');
+    expect((status.body as { error: { code: string } }).error.code).toBe('SECURITY_VIOLATION');
   });
 
   it('a CORS preflight answers 204', async () => {

@@ -1,10 +1,11 @@
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { healthEndpoints } from '../../src/http/health-endpoints.js';
 import { middlewareSequence } from '../../src/http/middleware-sequence.js';
 import type { Store } from '../../src/core/db/store.js';
+import { rawRequest } from '../helpers/raw-request.js';
 
 let server: Server | undefined;
 afterEach(() => {
@@ -26,18 +27,10 @@ async function appWith(handlers: RequestHandler[]): Promise<(method: string, pat
   server = createServer(app);
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return (method, path) =>
-    new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method, path }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-      });
-      req.on('error', reject);
-      req.end();
-    });
+  return async (method, path) => {
+    const { status, text } = await rawRequest(`http://127.0.0.1:${port}`, method, path);
+    return { status, body: text };
+  };
 }
 
 const mark =
